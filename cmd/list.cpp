@@ -1,0 +1,141 @@
+// `commbench list collectives|backends|algorithms|dtypes`: what this build and machine offer.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+
+#include "cmd/options.hpp"
+#include "cmd/subcommands.hpp"
+#include "collectives/registry.hpp"
+#include "report/error.hpp"
+#include "report/text_table.hpp"
+
+namespace cb {
+
+namespace {
+
+struct ListRequest {
+  std::string what;
+  std::string backends;
+  std::string collectives = "all";
+};
+
+std::vector<std::string> chosen_backends(const ListRequest& rq) {
+  std::vector<std::string> out;
+  if (rq.backends.empty()) {
+    for (const auto& e : backend_registry()) out.push_back(e.name);
+    return out;
+  }
+  for (const auto& n : split_list(rq.backends)) {
+    if (!find_backend(n)) usage_error("unknown backend '{}': this build offers {}", n, backend_names());
+    out.push_back(n);
+  }
+  return out;
+}
+
+// Creates the backends that can run here; the others are reported by name and reason.
+template <typename Fn>
+void with_backends(const ListRequest& rq, Fn fn) {
+  BackendOptions bo;
+  bo.launch = detect_launch();
+  for (const auto& name : chosen_backends(rq)) {
+    const BackendEntry* e = find_backend(name);
+    std::string why = e->unavailable_reason(bo);
+    if (!why.empty()) {
+      std::cout << fmt::format("# {}: unavailable here: {}\n", name, why);
+      continue;
+    }
+    auto b = e->create(bo);
+    fn(*b);
+  }
+}
+
+int list(const ListRequest& rq) {
+  if (rq.what == "collectives") {
+    auto colls = parse_collectives(rq.collectives);
+    if (rq.backends.empty()) {
+      TextTable t;
+      t.set_header({"collective", "aliases", "reduces", "rooted", "busbw factor"},
+                   std::vector<TextTable::Align>(5, TextTable::Align::Left));
+      for (Collective c : colls) {
+        const auto& i = info(c);
+        std::string aliases;
+        for (auto a : i.aliases) aliases += (aliases.empty() ? "" : ", ") + std::string(a);
+        static const char* kFactor[] = {"2(n-1)/n", "(n-1)/n", "1", "-"};
+        t.add_row({std::string(i.name), aliases.empty() ? "-" : aliases, i.reduces ? "yes" : "no",
+                   i.rooted ? "yes" : "no", kFactor[static_cast<int>(i.bus)]});
+      }
+      t.print(std::cout);
+      return 0;
+    }
+    with_backends(rq, [&](Backend& b) {
+      TextTable t;
+      t.set_header({"backend", "collective", "implementation"},
+                   std::vector<TextTable::Align>(3, TextTable::Align::Left));
+      for (Collective c : colls) t.add_row({b.name(), std::string(name(c)), b.implementation(c)});
+      t.print(std::cout);
+    });
+    return 0;
+  }
+  if (rq.what == "backends") {
+    TextTable t;
+    t.set_header({"backend", "status", "description"},
+                 std::vector<TextTable::Align>(3, TextTable::Align::Left));
+    BackendOptions bo;
+    bo.launch = detect_launch();
+    for (const auto& e : backend_registry()) {
+      std::string why = e.unavailable_reason(bo);
+      t.add_row({e.name, why.empty() ? "available" : "unavailable: " + why, e.description});
+    }
+    t.print(std::cout);
+    return 0;
+  }
+  if (rq.what == "dtypes") {
+    std::map<std::string, std::string> offered;  // dtype -> backends offering it
+    with_backends(rq, [&](Backend& b) {
+      for (const auto& d : all_dtypes()) {
+        if (!b.supports(d.type)) continue;
+        std::string& names = offered[std::string(d.name)];
+        names += (names.empty() ? "" : ", ") + b.name();
+      }
+    });
+    TextTable t;
+    t.set_header({"dtype", "bytes", "backends"}, std::vector<TextTable::Align>(3, TextTable::Align::Left));
+    for (const auto& d : all_dtypes()) {
+      auto it = offered.find(std::string(d.name));
+      t.add_row({std::string(d.name), std::to_string(d.size), it == offered.end() ? "-" : it->second});
+    }
+    t.print(std::cout);
+    return 0;
+  }
+  if (rq.what == "algorithms") {
+    auto colls = parse_collectives(rq.collectives);
+    with_backends(rq, [&](Backend& b) {
+      TextTable t;
+      t.set_header({"backend", "collective", "algorithms"},
+                   std::vector<TextTable::Align>(3, TextTable::Align::Left));
+      for (Collective c : colls) {
+        if (!b.supports(c)) continue;
+        std::string names = "default";
+        for (const auto& a : b.algorithms(c)) names += ", " + a;
+        t.add_row({b.name(), std::string(name(c)), names});
+      }
+      t.print(std::cout);
+    });
+    return 0;
+  }
+  usage_error("unknown list '{}': expected collectives, backends, algorithms or dtypes", rq.what);
+}
+
+}  // namespace
+
+void register_list(CLI::App& app, Action& action) {
+  auto rq = std::make_shared<ListRequest>();
+  CLI::App* l = app.add_subcommand("list", "what this build and this machine offer");
+  l->add_option("what", rq->what, "collectives, backends, algorithms or dtypes")->required();
+  l->add_option("-B,--backends", rq->backends, "only these backends");
+  l->add_option("-c,--collectives", rq->collectives, "only these collectives");
+  l->callback([rq, &action] { action = [rq] { return list(*rq); }; });
+}
+
+}  // namespace cb

@@ -1,0 +1,290 @@
+// `commbench run`: options -> plan -> runner per case -> records -> writers (rank 0).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "cmd/options.hpp"
+#include "cmd/progress.hpp"
+#include "cmd/subcommands.hpp"
+#include "cmd/version_info.hpp"
+#include "collectives/mpi/mpi_runtime.hpp"
+#include "collectives/registry.hpp"
+#include "collectives/runner.hpp"
+#include "report/error.hpp"
+#include "report/units.hpp"
+#include "report/writer.hpp"
+
+namespace cb {
+
+namespace {
+
+struct RunRequest {
+  std::string collectives = "all";
+  std::string backends;
+  std::string algorithms = "default";
+  std::string min_bytes = "8";
+  std::string max_bytes;
+  std::string step_factor = "2";
+  std::string step_bytes;
+  std::string dtypes = "float";
+  std::string ops = "sum";
+  std::string placement = "out";
+  std::string root = "0";
+  std::string warmup;
+  std::string iters;
+  std::string min_time = "0.05";
+  bool check = true;
+  std::string memory;
+  std::string nranks;
+  std::string timeout = "300";
+  std::string format = "table";
+  std::vector<std::string> outputs;
+  std::string progress = "auto";
+};
+
+struct Settings {
+  SweepOptions sweep;
+  RunnerOptions runner;
+  std::vector<std::string> backends;
+  MemoryKind memory = MemoryKind::Host;
+  double timeout = 300;
+};
+
+std::uint64_t positive_count(const std::string& text, const char* what, bool allow_zero) {
+  std::int64_t v = parse_int(text, what);
+  if (v < 0 || (!allow_zero && v == 0)) {
+    usage_error("invalid {} '{}': expected a {} integer", what, text,
+                allow_zero ? "non-negative" : "positive");
+  }
+  return static_cast<std::uint64_t>(v);
+}
+
+std::vector<std::string> resolve_backends(const std::string& requested, const LaunchInfo& launch,
+                                          const BackendOptions& bo) {
+  std::vector<std::string> names;
+  if (requested.empty()) {
+    // nccl when a GPU is visible and NCCL loads, else mpi when launched by MPI, else gloo.
+    for (const char* preferred : {"nccl", "mpi", "gloo"}) {
+      const BackendEntry* e = find_backend(preferred);
+      if (!e || !e->unavailable_reason(bo).empty()) continue;
+      if (std::string(preferred) == "gloo" && launch.kind == LaunchInfo::Kind::Mpi) continue;
+      names.push_back(preferred);
+      break;
+    }
+    if (names.empty()) names.push_back("mpi");
+    return names;
+  }
+  for (const auto& n : split_list(requested)) {
+    if (!find_backend(n)) {
+      usage_error("unknown backend '{}': this build offers {}", n, backend_names());
+    }
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  }
+  if (names.empty()) usage_error("empty --backends list: this build offers {}", backend_names());
+  return names;
+}
+
+Settings validate(const RunRequest& rq) {
+  Settings s;
+  s.sweep.collectives = parse_collectives(rq.collectives);
+  s.sweep.algorithms = split_list(rq.algorithms);
+  if (s.sweep.algorithms.empty()) usage_error("empty --algorithms list: expected default, all or names");
+  s.sweep.dtypes = parse_dtypes(rq.dtypes);
+  s.sweep.ops = parse_ops(rq.ops);
+  s.sweep.placements = parse_placement(rq.placement);
+  s.sweep.root = parse_root(rq.root, s.sweep.all_roots);
+  if (rq.memory.empty() || rq.memory == "host") {
+    s.memory = MemoryKind::Host;
+  } else if (rq.memory == "device") {
+    s.memory = MemoryKind::Device;
+  } else {
+    usage_error("invalid --memory '{}': expected host or device", rq.memory);
+  }
+  s.sweep.min_bytes = parse_size(rq.min_bytes, "--min-bytes");
+  if (!rq.max_bytes.empty()) {
+    s.sweep.max_bytes = parse_size(rq.max_bytes, "--max-bytes");
+  } else {
+    s.sweep.max_bytes = s.memory == MemoryKind::Device ? (1ULL << 30) : (64ULL << 20);
+    s.sweep.max_bytes = std::max(s.sweep.max_bytes, s.sweep.min_bytes);
+  }
+  s.sweep.step_factor = parse_double(rq.step_factor, "--step-factor");
+  if (!rq.step_bytes.empty()) {
+    s.sweep.step_bytes = parse_size(rq.step_bytes, "--step-bytes");
+    if (s.sweep.step_bytes == 0) usage_error("invalid --step-bytes '0': expected a positive size");
+  }
+  sweep_sizes(s.sweep);  // checks min <= max and the step
+  if (!rq.warmup.empty()) s.runner.warmup = positive_count(rq.warmup, "--warmup", true);
+  if (!rq.iters.empty()) s.runner.iters = positive_count(rq.iters, "--iters", false);
+  s.runner.budget_s = parse_double(rq.min_time, "--min-time");
+  if (s.runner.budget_s <= 0) usage_error("invalid --min-time '{}': expected seconds > 0", rq.min_time);
+  s.runner.check = rq.check;
+  s.timeout = parse_double(rq.timeout, "--timeout");
+  if (s.timeout <= 0) usage_error("invalid --timeout '{}': expected seconds > 0", rq.timeout);
+  if (rq.progress != "auto" && rq.progress != "always" && rq.progress != "never") {
+    usage_error("invalid --progress '{}': expected auto, always or never", rq.progress);
+  }
+  if (!rq.nranks.empty()) positive_count(rq.nranks, "--nranks", false);
+  return s;
+}
+
+struct Hosts {
+  std::vector<std::string> names;  // distinct, in rank order
+  int ranks_per_node = 0;
+};
+
+Hosts gather_hosts(Control& control) {
+  Hosts h;
+  std::map<std::string, int> per;
+  for (const auto& name : control.allgather(host_name())) {
+    if (per[name]++ == 0) h.names.push_back(name);
+  }
+  for (const auto& [name, n] : per) h.ranks_per_node = std::max(h.ranks_per_node, n);
+  return h;
+}
+
+int execute(const RunRequest& rq) {
+  Settings s = validate(rq);
+  for (const auto& path : rq.outputs) check_output_path(path);
+  std::ostringstream probe_format;
+  make_stream_writer(rq.format, probe_format);  // validates --format before any work
+
+  BackendOptions bo;
+  bo.launch = detect_launch();
+  bo.memory = s.memory;
+  s.backends = resolve_backends(rq.backends, bo.launch, bo);
+
+  Watchdog watchdog(s.timeout, bo.launch.rank == 0);
+  watchdog.arm("start-up (MPI initialisation)");
+  std::unique_ptr<Control> control = mpi::make_control();
+  const int rank = control->rank();
+  const int nranks = control->size();
+
+  std::vector<std::unique_ptr<Backend>> backends;
+  for (const auto& name : s.backends) {
+    const BackendEntry* entry = find_backend(name);
+    watchdog.arm(fmt::format("{} communicator set-up", name));
+    if (std::string why = entry->unavailable_reason(bo); !why.empty()) {
+      runtime_error("backend {} cannot run here: {}", name, why);
+    }
+    backends.push_back(entry->create(bo));
+  }
+  watchdog.disarm();
+
+  // Plan every backend before any measurement so bad combinations fail fast.
+  std::vector<std::vector<Case>> plans;
+  std::vector<std::string> notes;
+  std::size_t total = 0;
+  for (auto& b : backends) {
+    plans.push_back(plan_cases(*b, s.sweep, nranks, notes));
+    total += plans.back().size();
+  }
+  if (rank == 0) {
+    for (const auto& n : notes) std::cerr << "commbench: note: " << n << "\n";
+  }
+  if (total == 0) usage_error("nothing to run: no backend offers the requested combination");
+
+  Hosts hosts = gather_hosts(*control);
+  RunMeta meta;
+  meta.version = commbench_version();
+  meta.git_commit = commbench_git_commit();
+  meta.start_time = utc_now_iso8601();
+  meta.command_line = invocation();
+  meta.hosts = hosts.names;
+  meta.nranks = nranks;
+  meta.nnodes = static_cast<int>(hosts.names.size());
+  meta.ranks_per_node = hosts.ranks_per_node;
+  for (auto& b : backends) meta.libraries[b->name()] = b->library();
+  meta.environment = steering_environment();
+
+  std::vector<std::unique_ptr<Writer>> writers;
+  if (rank == 0) {
+    writers.push_back(make_stream_writer(rq.format, std::cout));
+    for (const auto& path : rq.outputs) writers.push_back(make_file_writer(path));
+    for (auto& w : writers) w->begin(meta);
+  }
+
+  Progress progress(rq.progress, rank == 0);
+  std::uint64_t wrong_total = 0, wrong_cases = 0;
+  std::string first_wrong;
+  std::size_t done = 0;
+  for (std::size_t bi = 0; bi < backends.size(); ++bi) {
+    Backend& backend = *backends[bi];
+    Runner runner(backend, *control, watchdog, s.runner, plans[bi]);
+    std::map<std::pair<Collective, std::string>, Opened> comms;
+    std::set<std::string> skipped;
+    for (const Case& c : plans[bi]) {
+      ++done;
+      progress.update(done, total, fmt::format("{} {}", backend.name(), describe(c)));
+      auto key = std::make_pair(c.collective, c.algorithm);
+      auto it = comms.find(key);
+      if (it == comms.end()) {
+        watchdog.arm(fmt::format("{} communicator set-up for {} ({})", backend.name(),
+                                 name(c.collective), c.algorithm));
+        it = comms.emplace(key, backend.open(c.collective, c.algorithm)).first;
+        watchdog.disarm();
+      }
+      if (!it->second.comm) {
+        std::string msg = fmt::format("{}: {} algorithm {} skipped: {}", backend.name(),
+                                      name(c.collective), c.algorithm, it->second.skipped_reason);
+        if (rank == 0 && skipped.insert(msg).second) {
+          progress.clear();
+          std::cerr << "commbench: note: " << msg << "\n";
+        }
+        continue;
+      }
+      Measurement m = runner.run(*it->second.comm, c, done);
+      ResultRecord rec = make_record(backend, c, m, meta.nnodes);
+      if (rec.wrong && *rec.wrong > 0) {
+        wrong_total += *rec.wrong;
+        if (wrong_cases++ == 0) first_wrong = fmt::format("{} {}", backend.name(), describe(c));
+      }
+      for (auto& w : writers) w->add(rec);
+    }
+  }
+  progress.clear();
+  for (auto& w : writers) w->finish();
+  if (wrong_cases > 0) {
+    fail(ErrorKind::Validation, "validation failed: {} wrong element{} in {} case{} (first: {})",
+         wrong_total, wrong_total == 1 ? "" : "s", wrong_cases, wrong_cases == 1 ? "" : "s",
+         first_wrong);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, Action& action) {
+  auto rq = std::make_shared<RunRequest>();
+  CLI::App* run = app.add_subcommand("run", "benchmark collectives: latency, bandwidth, validation");
+  run->add_option("-c,--collectives", rq->collectives,
+                  "all, or a list of allreduce, allgather, reduce_scatter, broadcast, reduce, "
+                  "alltoall, gather, scatter, sendrecv, barrier");
+  run->add_option("-B,--backends", rq->backends, "mpi, gloo, nccl (default: see README)");
+  run->add_option("-A,--algorithms", rq->algorithms, "default, all, or names from `list algorithms`");
+  run->add_option("-b,--min-bytes", rq->min_bytes, "smallest size (8, 64K, 4M, 1G; binary)");
+  run->add_option("-e,--max-bytes", rq->max_bytes, "largest size (default 64M host, 1G device)");
+  run->add_option("-f,--step-factor", rq->step_factor, "multiplicative size step (default 2)");
+  run->add_option("-i,--step-bytes", rq->step_bytes, "additive size step (overrides -f)");
+  run->add_option("-d,--dtypes", rq->dtypes, "element types (default float), or all");
+  run->add_option("-o,--ops", rq->ops, "sum, prod, min, max, avg, or all (default sum)");
+  run->add_option("--placement", rq->placement, "out, in or both (default out)");
+  run->add_option("-r,--root", rq->root, "root rank for rooted collectives, or all (default 0)");
+  run->add_option("-w,--warmup", rq->warmup, "warm-up iterations per case (default adaptive)");
+  run->add_option("-n,--iters", rq->iters, "fixed timed iterations per case (default adaptive)");
+  run->add_option("--min-time", rq->min_time, "adaptive time budget per case, seconds (default 0.05)");
+  run->add_flag("--check,!--no-check", rq->check, "validate every result exactly (default on)");
+  run->add_option("--memory", rq->memory, "host or device (default device for nccl, else host)");
+  run->add_option("-N,--nranks", rq->nranks, "ranks to start locally when not under mpirun");
+  run->add_option("--timeout", rq->timeout, "watchdog seconds on set-up and each operation (300)");
+  run->add_option("--format", rq->format, "stdout format: table, csv, json (default table)");
+  run->add_option("--output", rq->outputs, "also write FILE (.csv .json .jsonl); repeatable");
+  run->add_option("--progress", rq->progress, "progress on stderr: auto, always, never");
+  run->callback([rq, &action] {
+    action = [rq] { return execute(*rq); };
+  });
+}
+
+}  // namespace cb

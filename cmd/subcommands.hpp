@@ -1,0 +1,16 @@
+// Each subcommand registers its options on the app and, when chosen, sets `action`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace cb {
+
+using Action = std::function<int()>;
+
+void register_run(CLI::App& app, Action& action);
+void register_list(CLI::App& app, Action& action);
+void register_version(CLI::App& app, Action& action);
+
+}  // namespace cb

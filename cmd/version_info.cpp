@@ -1,0 +1,19 @@
+#include "cmd/version_info.hpp"
+
+#ifndef COMMBENCH_VERSION
+#define COMMBENCH_VERSION "0.0.0"
+#endif
+#ifndef COMMBENCH_GIT_COMMIT
+#define COMMBENCH_GIT_COMMIT "unknown"
+#endif
+#ifndef COMMBENCH_BUILD_OPTIONS
+#define COMMBENCH_BUILD_OPTIONS ""
+#endif
+
+namespace cb {
+
+std::string commbench_version() { return COMMBENCH_VERSION; }
+std::string commbench_git_commit() { return COMMBENCH_GIT_COMMIT; }
+std::string build_options() { return COMMBENCH_BUILD_OPTIONS; }
+
+}  // namespace cb

@@ -1,0 +1,38 @@
+#include "collectives/launch.hpp"
+
+#include <cstdlib>
+#include <initializer_list>
+
+namespace cb {
+
+namespace {
+
+std::optional<int> env_int(std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (const char* v = std::getenv(n); v && *v) return std::atoi(v);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+LaunchInfo detect_launch() {
+  LaunchInfo li;
+  auto size = env_int({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"});
+  auto rank = env_int({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"});
+  if (!size && !rank) {
+    // srun without an MPI-aware environment still says who we are.
+    size = env_int({"SLURM_NTASKS"});
+    rank = env_int({"SLURM_PROCID"});
+    if (!(size && rank && std::getenv("SLURM_STEP_ID"))) return li;
+  }
+  li.kind = LaunchInfo::Kind::Mpi;
+  li.rank = rank.value_or(0);
+  li.size = size.value_or(1);
+  li.local_rank = env_int({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK",
+                           "SLURM_LOCALID"})
+                      .value_or(0);
+  return li;
+}
+
+}  // namespace cb

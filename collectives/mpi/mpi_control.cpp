@@ -1,0 +1,70 @@
+#include <climits>
+#include <vector>
+
+#include "collectives/mpi/mpi_runtime.hpp"
+
+namespace cb::mpi {
+
+namespace {
+
+class MpiControl : public Control {
+ public:
+  MpiControl() {
+    ensure_initialized();
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~MpiControl() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&comm_);
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier (control)"); }
+  void max(double* v, std::size_t n) override {
+    for (std::size_t done = 0; done < n;) {
+      int chunk = static_cast<int>(std::min<std::size_t>(n - done, INT_MAX / 2));
+      check(MPI_Allreduce(MPI_IN_PLACE, v + done, chunk, MPI_DOUBLE, MPI_MAX, comm_),
+            "MPI_Allreduce (control)");
+      done += static_cast<std::size_t>(chunk);
+    }
+  }
+  void sum(std::uint64_t* v, std::size_t n) override {
+    check(MPI_Allreduce(MPI_IN_PLACE, v, static_cast<int>(n), MPI_UINT64_T, MPI_SUM, comm_),
+          "MPI_Allreduce (control)");
+  }
+  std::vector<std::string> allgather(const std::string& mine) override {
+    int len = static_cast<int>(mine.size());
+    std::vector<int> lens(static_cast<std::size_t>(size_)), offs(static_cast<std::size_t>(size_));
+    check(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+    int total = 0;
+    for (int i = 0; i < size_; ++i) {
+      offs[static_cast<std::size_t>(i)] = total;
+      total += lens[static_cast<std::size_t>(i)];
+    }
+    std::string all(static_cast<std::size_t>(total), '\0');
+    check(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(),
+                         MPI_CHAR, comm_),
+          "MPI_Allgatherv");
+    std::vector<std::string> out;
+    for (int i = 0; i < size_; ++i) {
+      out.push_back(all.substr(static_cast<std::size_t>(offs[static_cast<std::size_t>(i)]),
+                               static_cast<std::size_t>(lens[static_cast<std::size_t>(i)])));
+    }
+    return out;
+  }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Control> make_control() { return std::make_unique<MpiControl>(); }
+
+}  // namespace cb::mpi

@@ -1,0 +1,20 @@
+// Summary statistics of per-iteration samples.
+#pragma once
+
+#include <vector>
+
+namespace cb {
+
+struct SampleStats {
+  double mean = 0, min = 0, p50 = 0, p99 = 0, max = 0;
+  double stdev = 0;  // sample standard deviation (n - 1)
+  double cv = 0;     // stdev / mean
+};
+
+// Percentiles are nearest-rank: the smallest sample with at least p% of samples at or below it.
+SampleStats summarize(std::vector<double> samples);
+double percentile_sorted(const std::vector<double>& sorted, double p);
+// Relative standard error of the mean (stdev / sqrt(n) / mean); infinity for fewer than 2.
+double relative_standard_error(const std::vector<double>& samples);
+
+}  // namespace cb

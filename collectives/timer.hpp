@@ -1,0 +1,27 @@
+// Per-iteration timing. The host timer reads the CPU's time-stamp counter after each iteration
+// (about 10 ns, against 24 ns for steady_clock on this class of machine) and scales the ticks by
+// the steady clock read at start and stop, so no separate calibration is needed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace cb {
+
+class IterationTimer {
+ public:
+  virtual ~IterationTimer() = default;
+  virtual void reserve(std::size_t iterations) = 0;
+  virtual void start() = 0;
+  virtual void mark() = 0;  // after each iteration is issued
+  virtual void stop() = 0;  // after everything issued has completed
+  // Microseconds per iteration, in order, for the iterations since start().
+  virtual std::vector<double> samples_us() = 0;
+  // Total microseconds from start() to stop().
+  virtual double elapsed_us() = 0;
+};
+
+std::unique_ptr<IterationTimer> make_host_timer();
+
+}  // namespace cb

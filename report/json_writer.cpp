@@ -1,0 +1,47 @@
+#include <ostream>
+
+#include "report/writer.hpp"
+
+namespace cb {
+
+namespace {
+
+// The whole run as one document, written at the end.
+class JsonWriter : public Writer {
+ public:
+  explicit JsonWriter(std::ostream& out) : out_(out) {}
+  void begin(const RunMeta& meta) override {
+    doc_ = {{"schema", kResultSchema}, {"meta", meta}, {"results", nlohmann::json::array()}};
+  }
+  void add(const ResultRecord& r) override { doc_["results"].push_back(r); }
+  void finish() override { out_ << doc_.dump(1) << "\n" << std::flush; }
+
+ private:
+  std::ostream& out_;
+  nlohmann::json doc_;
+};
+
+// One record per line, flushed as each case finishes so a crash keeps what was done.
+class JsonlWriter : public Writer {
+ public:
+  explicit JsonlWriter(std::ostream& out) : out_(out) {}
+  void begin(const RunMeta&) override {}
+  void add(const ResultRecord& r) override {
+    out_ << nlohmann::json(r).dump() << "\n" << std::flush;
+  }
+  void finish() override { out_.flush(); }
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> make_json_writer(std::ostream& out) {
+  return std::make_unique<JsonWriter>(out);
+}
+std::unique_ptr<Writer> make_jsonl_writer(std::ostream& out) {
+  return std::make_unique<JsonlWriter>(out);
+}
+
+}  // namespace cb

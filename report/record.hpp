@@ -1,0 +1,74 @@
+// The result record: everything a writer needs about one measured case.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cb {
+
+inline constexpr std::string_view kResultSchema = "commbench/result/v1";
+
+// Column names in contract order (CSV header, JSON keys).
+inline constexpr std::string_view kResultColumns[] = {
+    "backend", "library", "algorithm", "collective", "dtype",  "op",     "placement", "root",
+    "nranks",  "nnodes",  "bytes",     "count",      "iters",  "time_us", "min_us",   "p50_us",
+    "p99_us",  "max_us",  "cv",        "algbw_GBps", "busbw_GBps", "wrong"};
+
+struct ResultRecord {
+  std::string backend;    // mpi, gloo, nccl
+  std::string library;    // library name and version, e.g. "Open MPI 4.1.4"
+  std::string algorithm;  // "default" or the forced algorithm's name
+  std::string collective;
+  std::string dtype;
+  std::string op;         // "none" for collectives that do not reduce
+  std::string placement;  // "out", "in", or "none" (barrier)
+  int root = -1;          // -1 where the collective has no root
+  int nranks = 0;
+  int nnodes = 0;
+  std::uint64_t bytes = 0;  // nccl-tests convention: max(send, recv) bytes of one rank
+  std::uint64_t count = 0;  // elements per rank (per peer for alltoall)
+  std::uint64_t iters = 0;  // timed iterations
+  double time_us = 0;       // mean per operation, slowest rank
+  double min_us = 0, p50_us = 0, p99_us = 0, max_us = 0;  // per-iteration, max over ranks
+  double cv = 0;                                          // stdev / mean of those samples
+  std::optional<double> algbw_GBps;                       // empty for barrier
+  std::optional<double> busbw_GBps;
+  std::optional<std::uint64_t> wrong;  // empty when not checked
+};
+
+// Run-wide facts written once per file.
+struct RunMeta {
+  std::string version;
+  std::string git_commit;
+  std::string start_time;  // ISO 8601 UTC
+  std::string command_line;
+  std::vector<std::string> hosts;  // distinct, in rank order of first appearance
+  int nranks = 0;
+  int nnodes = 0;
+  int ranks_per_node = 0;  // max over nodes
+  std::map<std::string, std::string> libraries;  // backend -> "name version"
+  std::map<std::string, std::string> environment;  // communication-steering variables only
+  nlohmann::json topology;                          // summary, null when not probed
+};
+
+void to_json(nlohmann::json& j, const ResultRecord& r);
+void from_json(const nlohmann::json& j, ResultRecord& r);  // throws a usage Error on bad fields
+void to_json(nlohmann::json& j, const RunMeta& m);
+void from_json(const nlohmann::json& j, RunMeta& m);
+
+// Values as CSV fields, in kResultColumns order (empty string for empty optionals).
+std::vector<std::string> record_fields(const ResultRecord& r);
+// Inverse of record_fields; `where` names the source for error messages.
+ResultRecord record_from_fields(const std::vector<std::string>& fields, std::string_view where);
+
+// The environment variables that steer communication (NCCL_*, OMPI_MCA_*, MPIR_CVAR_*, UCX_*,
+// CUDA_VISIBLE_DEVICES, ...), never the whole environment and never anything that looks secret.
+std::map<std::string, std::string> steering_environment();
+
+}  // namespace cb

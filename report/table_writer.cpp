@@ -1,0 +1,137 @@
+// The human table: one block per collective; rows are (dtype, op, root, size); each series
+// (backend, algorithm, placement) gets its own group of columns so backends sit side by side.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+#include <tuple>
+
+#include "report/text_table.hpp"
+#include "report/units.hpp"
+#include "report/writer.hpp"
+
+namespace cb {
+
+namespace {
+
+std::string placement_title(const std::string& p) {
+  if (p == "out") return "out-of-place";
+  if (p == "in") return "in-place";
+  return p;
+}
+
+std::string bandwidth(const std::optional<double>& v) {
+  return v ? fmt::format("{:.2f}", *v) : std::string("-");
+}
+
+class TableWriter : public Writer {
+ public:
+  explicit TableWriter(std::ostream& out) : out_(out) {}
+
+  void begin(const RunMeta& meta) override { meta_ = meta; }
+  void add(const ResultRecord& r) override { records_.push_back(r); }
+
+  void finish() override {
+    print_preamble();
+    std::vector<std::string> collectives;
+    for (const auto& r : records_) {
+      if (std::find(collectives.begin(), collectives.end(), r.collective) == collectives.end()) {
+        collectives.push_back(r.collective);
+      }
+    }
+    for (const auto& c : collectives) print_block(c);
+    if (records_.empty()) out_ << "# no results\n";
+    out_ << std::flush;
+  }
+
+ private:
+  using RowKey = std::tuple<std::string, std::string, int, std::uint64_t>;  // dtype op root bytes
+  using SeriesKey = std::tuple<std::string, std::string, std::string>;      // backend algo place
+
+  void print_preamble() {
+    std::string libs;
+    for (const auto& [backend, lib] : meta_.libraries) {
+      libs += fmt::format("{}{}: {}", libs.empty() ? "" : ", ", backend, lib);
+    }
+    std::string hosts;
+    for (const auto& h : meta_.hosts) hosts += (hosts.empty() ? "" : ",") + h;
+    out_ << fmt::format("# commbench {} | {} | {} rank{} on {} node{}{}\n", meta_.version,
+                        libs.empty() ? "no backend" : libs, meta_.nranks,
+                        meta_.nranks == 1 ? "" : "s", meta_.nnodes, meta_.nnodes == 1 ? "" : "s",
+                        hosts.empty() ? "" : " (" + hosts + ")");
+  }
+
+  void print_block(const std::string& collective) {
+    std::vector<RowKey> rows;
+    std::vector<SeriesKey> series;
+    std::map<std::pair<RowKey, SeriesKey>, const ResultRecord*> cell;
+    std::map<RowKey, std::uint64_t> counts;
+    for (const auto& r : records_) {
+      if (r.collective != collective) continue;
+      RowKey row{r.dtype, r.op, r.root, r.bytes};
+      SeriesKey s{r.backend, r.algorithm, r.placement};
+      if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+      if (std::find(series.begin(), series.end(), s) == series.end()) series.push_back(s);
+      cell[{row, s}] = &r;
+      counts[row] = r.count;
+    }
+    bool is_barrier = collective == "barrier";
+    TextTable table;
+    std::vector<std::string> names = {"size", "count", "type", "redop", "root"};
+    std::vector<TextTable::Align> align(names.size(), TextTable::Align::Right);
+    std::vector<std::string> group(names.size());
+    group[0] = collective;
+    for (const auto& [backend, algo, place] : series) {
+      std::vector<std::string> cols = is_barrier
+                                          ? std::vector<std::string>{"time", "p50", "p99"}
+                                          : std::vector<std::string>{"time", "p50", "algbw(GB/s)",
+                                                                     "busbw(GB/s)", "#wrong"};
+      std::string title = fmt::format("{}/{} {}", backend, algo, placement_title(place));
+      for (std::size_t i = 0; i < cols.size(); ++i) {
+        names.push_back(cols[i]);
+        align.push_back(TextTable::Align::Right);
+        group.push_back(i == 0 ? title : "");
+      }
+    }
+    table.add_header_row(group);
+    table.set_header(names, align);
+    for (const auto& row : rows) {
+      const auto& [dtype, op, root, bytes] = row;
+      std::vector<std::string> cells = {format_size(bytes), std::to_string(counts[row]), dtype, op,
+                                        root < 0 ? "-" : std::to_string(root)};
+      for (const auto& s : series) {
+        auto it = cell.find({row, s});
+        if (it == cell.end()) {
+          cells.insert(cells.end(), is_barrier ? 3 : 5, "");
+          continue;
+        }
+        const ResultRecord& r = *it->second;
+        cells.push_back(format_time_us(r.time_us));
+        cells.push_back(format_time_us(r.p50_us));
+        if (is_barrier) {
+          cells.push_back(format_time_us(r.p99_us));
+        } else {
+          cells.push_back(bandwidth(r.algbw_GBps));
+          cells.push_back(bandwidth(r.busbw_GBps));
+          cells.push_back(r.wrong ? std::to_string(*r.wrong) : "N/A");
+        }
+      }
+      table.add_row(cells);
+    }
+    out_ << "#\n";
+    table.print(out_, "# ");
+  }
+
+  std::ostream& out_;
+  RunMeta meta_;
+  std::vector<ResultRecord> records_;
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> make_table_writer(std::ostream& out) {
+  return std::make_unique<TableWriter>(out);
+}
+
+}  // namespace cb

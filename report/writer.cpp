@@ -1,0 +1,117 @@
+// Choosing a writer by --format name or by --output extension.
+#include "report/writer.hpp"
+
+#include <filesystem>
+#include <functional>
+
+#include "report/atomic_file.hpp"
+#include "report/error.hpp"
+
+namespace cb {
+
+namespace {
+
+using StreamFactory = std::function<std::unique_ptr<Writer>(std::ostream&)>;
+
+struct Format {
+  const char* name;       // --format value
+  const char* extension;  // --output extension
+  StreamFactory make;
+};
+
+const std::vector<Format>& formats() {
+  static const std::vector<Format> kFormats = {
+      {"table", ".txt", make_table_writer},
+      {"csv", ".csv", make_csv_writer},
+      {"json", ".json", make_json_writer},
+      {"jsonl", ".jsonl", make_jsonl_writer},
+  };
+  return kFormats;
+}
+
+std::string accepted_extensions() {
+  std::string s;
+  for (const auto& f : formats()) s += (s.empty() ? "" : " ") + std::string(f.extension);
+  return s;
+}
+
+const Format* by_extension(const std::string& path) {
+  // Longest match first so ".gbench.json"-style compound extensions can win over ".json".
+  const Format* best = nullptr;
+  std::size_t best_len = 0;
+  for (const auto& f : formats()) {
+    std::string ext = f.extension;
+    if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0 &&
+        ext.size() > best_len) {
+      best = &f;
+      best_len = ext.size();
+    }
+  }
+  return best;
+}
+
+// Owns the file; commits it on finish (JSONL streams to the final name from the start).
+class FileWriter : public Writer {
+ public:
+  FileWriter(const std::string& path, const StreamFactory& make, bool streaming)
+      : streaming_(streaming) {
+    if (streaming_) {
+      stream_.open(path, std::ios::binary | std::ios::trunc);
+      if (!stream_) usage_error("cannot write '{}'", path);
+      inner_ = make(stream_);
+    } else {
+      file_ = std::make_unique<AtomicFile>(path);
+      inner_ = make(file_->stream());
+    }
+  }
+  void begin(const RunMeta& meta) override { inner_->begin(meta); }
+  void add(const ResultRecord& r) override { inner_->add(r); }
+  void finish() override {
+    inner_->finish();
+    if (file_) file_->commit();
+  }
+
+ private:
+  bool streaming_;
+  std::ofstream stream_;
+  std::unique_ptr<AtomicFile> file_;
+  std::unique_ptr<Writer> inner_;
+};
+
+}  // namespace
+
+std::vector<std::string> stdout_formats() {
+  std::vector<std::string> out;
+  for (const auto& f : formats()) {
+    if (std::string(f.name) != "jsonl") out.push_back(f.name);
+  }
+  return out;
+}
+
+std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream& out) {
+  for (const auto& f : formats()) {
+    if (format == f.name) return f.make(out);
+  }
+  std::string names;
+  for (const auto& n : stdout_formats()) names += (names.empty() ? "" : ", ") + n;
+  usage_error("unknown format '{}': expected one of {}", format, names);
+}
+
+void check_output_path(const std::string& path) {
+  if (!by_extension(path)) {
+    usage_error("cannot tell the format of output '{}' from its extension: expected one of {}",
+                path, accepted_extensions());
+  }
+  auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty() && !std::filesystem::is_directory(parent)) {
+    usage_error("cannot write output '{}': directory '{}' does not exist", path, parent.string());
+  }
+}
+
+std::unique_ptr<Writer> make_file_writer(const std::string& path) {
+  check_output_path(path);
+  const Format* f = by_extension(path);
+  return std::make_unique<FileWriter>(path, f->make, std::string(f->extension) == ".jsonl");
+}
+
+}  // namespace cb

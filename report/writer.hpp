@@ -1,0 +1,44 @@
+// Result writers. A format is a writer: it receives the run's meta once, then records as cases
+// finish, then finish() once. Writers never call a backend.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/record.hpp"
+
+namespace cb {
+
+class Writer {
+ public:
+  virtual ~Writer() = default;
+  virtual void begin(const RunMeta& meta) = 0;
+  virtual void add(const ResultRecord& record) = 0;
+  virtual void finish() = 0;
+};
+
+// Formats accepted by --format (stdout).
+std::vector<std::string> stdout_formats();
+// A writer of `format` to an already-open stream (stdout). Throws a usage Error on unknown names.
+std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream& out);
+// A writer for --output PATH, format from the extension. Throws a usage Error naming the
+// accepted extensions; the file appears only when the writer finishes (.jsonl streams instead).
+std::unique_ptr<Writer> make_file_writer(const std::string& path);
+// Checked before any work starts so bad --output values fail fast.
+void check_output_path(const std::string& path);
+
+// Individual writers, exposed for tests and other subcommands.
+std::unique_ptr<Writer> make_csv_writer(std::ostream& out);
+std::unique_ptr<Writer> make_json_writer(std::ostream& out);
+std::unique_ptr<Writer> make_jsonl_writer(std::ostream& out);
+std::unique_ptr<Writer> make_table_writer(std::ostream& out);
+
+// RFC 4180 field quoting and line splitting, shared by the CSV reader and writer.
+std::string csv_quote(std::string_view field);
+std::string csv_line(const std::vector<std::string>& fields);
+std::vector<std::string> csv_split(std::string_view line);
+
+}  // namespace cb
