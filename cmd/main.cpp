@@ -9,9 +9,10 @@
 
 namespace {
 
-// Usage errors are the same on every rank; only the first rank reports them.
+// Usage and validation errors are the same on every rank; only the first rank reports them.
 bool reporting_rank(cb::ErrorKind kind) {
-  return kind != cb::ErrorKind::Usage || cb::detect_launch().rank == 0;
+  if (kind != cb::ErrorKind::Usage && kind != cb::ErrorKind::Validation) return true;
+  return cb::detect_launch().rank == 0;
 }
 
 std::string one_line(std::string s) {

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -15,6 +17,13 @@ class HostMemory : public Memory {
   MemoryKind kind() const override { return MemoryKind::Host; }
   void* allocate(std::uint64_t bytes) override {
     if (bytes == 0) return nullptr;
+    // Overcommit would let a huge request "succeed" and the first touch kill the process.
+    const std::uint64_t physical =
+        static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+    if (physical > 0 && bytes > physical) {
+      usage_error("cannot allocate a {} buffer in host memory: this machine has {}", format_size(bytes),
+                  format_size(physical));
+    }
     // Page-aligned; touched once so first-touch page faults stay out of timed regions.
     constexpr std::size_t kAlign = 4096;
     std::uint64_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;

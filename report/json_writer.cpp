@@ -11,14 +11,16 @@ class JsonWriter : public Writer {
  public:
   explicit JsonWriter(std::ostream& out) : out_(out) {}
   void begin(const RunMeta& meta) override {
-    doc_ = {{"schema", kResultSchema}, {"meta", meta}, {"results", nlohmann::json::array()}};
+    doc_["schema"] = kResultSchema;
+    doc_["meta"] = nlohmann::json(meta);
+    doc_["results"] = nlohmann::ordered_json::array();
   }
-  void add(const ResultRecord& r) override { doc_["results"].push_back(r); }
+  void add(const ResultRecord& r) override { doc_["results"].push_back(ordered_json(r)); }
   void finish() override { out_ << doc_.dump(1) << "\n" << std::flush; }
 
  private:
   std::ostream& out_;
-  nlohmann::json doc_;
+  nlohmann::ordered_json doc_;
 };
 
 // One record per line, flushed as each case finishes so a crash keeps what was done.
@@ -27,7 +29,7 @@ class JsonlWriter : public Writer {
   explicit JsonlWriter(std::ostream& out) : out_(out) {}
   void begin(const RunMeta&) override {}
   void add(const ResultRecord& r) override {
-    out_ << nlohmann::json(r).dump() << "\n" << std::flush;
+    out_ << ordered_json(r).dump() << "\n" << std::flush;
   }
   void finish() override { out_.flush(); }
 

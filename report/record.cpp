@@ -158,6 +158,16 @@ void from_json(const json& j, RunMeta& m) {
   m.topology = topo != j.end() ? *topo : json(nullptr);
 }
 
+nlohmann::ordered_json ordered_json(const ResultRecord& r) {
+  const json plain = r;
+  nlohmann::ordered_json out;
+  for (auto column : kResultColumns) {
+    std::string key(column);
+    out[key] = plain.at(key);
+  }
+  return out;
+}
+
 std::vector<std::string> record_fields(const ResultRecord& r) {
   auto opt = [](const auto& v) { return v ? number(static_cast<double>(*v)) : std::string(); };
   return {r.backend,

@@ -62,6 +62,9 @@ void from_json(const nlohmann::json& j, ResultRecord& r);  // throws a usage Err
 void to_json(nlohmann::json& j, const RunMeta& m);
 void from_json(const nlohmann::json& j, RunMeta& m);
 
+// The record as JSON with keys in contract (column) order, for files people read.
+nlohmann::ordered_json ordered_json(const ResultRecord& r);
+
 // Values as CSV fields, in kResultColumns order (empty string for empty optionals).
 std::vector<std::string> record_fields(const ResultRecord& r);
 // Inverse of record_fields; `where` names the source for error messages.

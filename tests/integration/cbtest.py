@@ -49,6 +49,8 @@ def run(args, np=None, env=None, timeout=240, check=None):
     """Runs commbench (under the MPI launcher when np is given). Returns CompletedProcess."""
     cmd = (mpi_prefix(np) if np else []) + [COMMBENCH] + list(args)
     full_env = dict(os.environ)
+    full_env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    full_env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     full_env.update(env or {})
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
     if check is not None and p.returncode != check:

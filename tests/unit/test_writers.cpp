@@ -1,0 +1,209 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "report/atomic_file.hpp"
+#include "report/error.hpp"
+#include "report/writer.hpp"
+
+namespace cb {
+namespace {
+
+ResultRecord sample_record() {
+  ResultRecord r;
+  r.backend = "mpi";
+  r.library = "Open MPI 4.1.4, \"quoted\"";  // exercises CSV quoting
+  r.algorithm = "default";
+  r.collective = "allgather";
+  r.dtype = "float";
+  r.op = "none";
+  r.placement = "in";
+  r.root = -1;
+  r.nranks = 3;
+  r.nnodes = 1;
+  r.bytes = 12288;
+  r.count = 1024;
+  r.iters = 777;
+  r.time_us = 12.5;
+  r.min_us = 10.25;
+  r.p50_us = 12;
+  r.p99_us = 20.5;
+  r.max_us = 31;
+  r.cv = 0.125;
+  r.algbw_GBps = 0.98304;
+  r.busbw_GBps = 0.65536;
+  r.wrong = 0;
+  return r;
+}
+
+RunMeta sample_meta() {
+  RunMeta m;
+  m.version = "0.1.0";
+  m.start_time = "2026-01-01T00:00:00Z";
+  m.command_line = "commbench run";
+  m.hosts = {"a", "b"};
+  m.nranks = 3;
+  m.nnodes = 2;
+  m.ranks_per_node = 2;
+  m.libraries = {{"mpi", "Open MPI 4.1.4"}};
+  m.environment = {{"NCCL_ALGO", "ring"}};
+  return m;
+}
+
+void expect_same(const ResultRecord& a, const ResultRecord& b) {
+  EXPECT_EQ(nlohmann::json(a), nlohmann::json(b));
+}
+
+TEST(CsvWriter, HeaderIsTheContractAndRowsRoundTrip) {
+  std::ostringstream out;
+  auto w = make_csv_writer(out);
+  w->begin(sample_meta());
+  ResultRecord r = sample_record();
+  ResultRecord barrier = sample_record();
+  barrier.collective = "barrier";
+  barrier.algbw_GBps.reset();
+  barrier.busbw_GBps.reset();
+  barrier.wrong.reset();
+  w->add(r);
+  w->add(barrier);
+  w->finish();
+  std::istringstream in(out.str());
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line,
+            "backend,library,algorithm,collective,dtype,op,placement,root,nranks,nnodes,bytes,"
+            "count,iters,time_us,min_us,p50_us,p99_us,max_us,cv,algbw_GBps,busbw_GBps,wrong\r");
+  std::getline(in, line);
+  line.pop_back();  // CR
+  expect_same(record_from_fields(csv_split(line), "row 1"), r);
+  std::getline(in, line);
+  line.pop_back();
+  ResultRecord back = record_from_fields(csv_split(line), "row 2");
+  EXPECT_FALSE(back.busbw_GBps.has_value());
+  EXPECT_FALSE(back.wrong.has_value());
+  EXPECT_FALSE(std::getline(in, line));  // no commentary lines
+}
+
+TEST(CsvSplit, Rfc4180Quoting) {
+  EXPECT_EQ(csv_line({"a", "b,c", "d\"e"}), "a,\"b,c\",\"d\"\"e\"");
+  auto f = csv_split("a,\"b,c\",\"d\"\"e\",");
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_EQ(f[1], "b,c");
+  EXPECT_EQ(f[2], "d\"e");
+  EXPECT_EQ(f[3], "");
+}
+
+TEST(CsvReader, RejectsBadRows) {
+  EXPECT_THROW(record_from_fields({"a", "b"}, "x"), Error);
+  auto fields = record_fields(sample_record());
+  fields[13] = "fast";
+  EXPECT_THROW(record_from_fields(fields, "x"), Error);
+  fields = record_fields(sample_record());
+  fields[10] = "-5";
+  EXPECT_THROW(record_from_fields(fields, "x"), Error);
+}
+
+TEST(JsonWriter, DocumentHasSchemaMetaAndResults) {
+  std::ostringstream out;
+  auto w = make_json_writer(out);
+  w->begin(sample_meta());
+  w->add(sample_record());
+  w->finish();
+  auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["schema"], "commbench/result/v1");
+  EXPECT_EQ(doc["meta"]["nranks"], 3);
+  EXPECT_EQ(doc["meta"]["libraries"]["mpi"], "Open MPI 4.1.4");
+  EXPECT_EQ(doc["meta"]["environment"]["NCCL_ALGO"], "ring");
+  ASSERT_EQ(doc["results"].size(), 1u);
+  std::vector<std::string> keys;
+  for (auto& [k, v] : doc["results"][0].items()) keys.push_back(k);
+  EXPECT_EQ(keys.size(), std::size(kResultColumns));
+  expect_same(doc["results"][0].get<ResultRecord>(), sample_record());
+  RunMeta back = doc["meta"].get<RunMeta>();
+  EXPECT_EQ(back.hosts, sample_meta().hosts);
+}
+
+TEST(JsonReader, RejectsWrongTypesAndNegativeValues) {
+  nlohmann::json j = sample_record();
+  j["time_us"] = "slow";
+  EXPECT_THROW(j.get<ResultRecord>(), Error);
+  j = sample_record();
+  j["p50_us"] = -1.0;
+  EXPECT_THROW(j.get<ResultRecord>(), Error);
+  j = sample_record();
+  j.erase("bytes");
+  EXPECT_THROW(j.get<ResultRecord>(), Error);
+}
+
+TEST(JsonlWriter, OneFlushedLinePerRecord) {
+  std::ostringstream out;
+  auto w = make_jsonl_writer(out);
+  w->begin(sample_meta());
+  w->add(sample_record());
+  const std::string early = out.str();
+  EXPECT_EQ(std::count(early.begin(), early.end(), '\n'), 1);  // before finish()
+  w->add(sample_record());
+  w->finish();
+  std::istringstream in(out.str());
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    expect_same(nlohmann::json::parse(line).get<ResultRecord>(), sample_record());
+    ++n;
+  }
+  EXPECT_EQ(n, 2);
+}
+
+TEST(TableWriter, OneBlockPerCollectiveWithHeader) {
+  std::ostringstream out;
+  auto w = make_table_writer(out);
+  w->begin(sample_meta());
+  ResultRecord a = sample_record();
+  ResultRecord b = sample_record();
+  b.collective = "allreduce";
+  w->add(a);
+  w->add(b);
+  w->finish();
+  std::string s = out.str();
+  EXPECT_NE(s.find("# commbench 0.1.0 | mpi: Open MPI 4.1.4 | 3 ranks on 2 nodes (a,b)"), std::string::npos);
+  EXPECT_NE(s.find("# allgather"), std::string::npos);
+  EXPECT_NE(s.find("# allreduce"), std::string::npos);
+  EXPECT_NE(s.find("12 KiB"), std::string::npos);
+  EXPECT_NE(s.find("12.5 us"), std::string::npos);
+  EXPECT_NE(s.find("mpi/default in-place"), std::string::npos);
+}
+
+TEST(FileWriter, ExtensionPicksFormatAndBadOnesAreUsageErrors) {
+  EXPECT_THROW(check_output_path("results.xlsx"), Error);
+  EXPECT_THROW(check_output_path("/nonexistent-dir/x.csv"), Error);
+  EXPECT_NO_THROW(check_output_path("x.csv"));
+  EXPECT_THROW(make_stream_writer("yaml", std::cout), Error);
+}
+
+TEST(FileWriter, NothingAppearsUntilFinished) {
+  auto dir = std::filesystem::temp_directory_path() / ("cbw-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = (dir / "r.json").string();
+  {
+    auto w = make_file_writer(path);
+    w->begin(sample_meta());
+    w->add(sample_record());
+    EXPECT_FALSE(std::filesystem::exists(path));
+    // Destroyed without finish(): no file and no temporary left behind.
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  {
+    auto w = make_file_writer(path);
+    w->begin(sample_meta());
+    w->add(sample_record());
+    w->finish();
+  }
+  std::ifstream in(path);
+  EXPECT_EQ(nlohmann::json::parse(in)["results"].size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cb
