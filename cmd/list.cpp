@@ -1,5 +1,6 @@
 // `commbench list collectives|backends|algorithms|dtypes`: what this build and machine offer.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 #include <map>
@@ -59,8 +60,7 @@ int list(const ListRequest& rq) {
                    std::vector<TextTable::Align>(5, TextTable::Align::Left));
       for (Collective c : colls) {
         const auto& i = info(c);
-        std::string aliases;
-        for (auto a : i.aliases) aliases += (aliases.empty() ? "" : ", ") + std::string(a);
+        std::string aliases = fmt::format("{}", fmt::join(i.aliases, ", "));
         static const char* kFactor[] = {"2(n-1)/n", "(n-1)/n", "1", "-"};
         t.add_row({std::string(i.name), aliases.empty() ? "-" : aliases, i.reduces ? "yes" : "no",
                    i.rooted ? "yes" : "no", kFactor[static_cast<int>(i.bus)]});
@@ -91,19 +91,17 @@ int list(const ListRequest& rq) {
     return 0;
   }
   if (rq.what == "dtypes") {
-    std::map<std::string, std::string> offered;  // dtype -> backends offering it
+    std::map<std::string, std::vector<std::string>> offered;  // dtype -> backends offering it
     with_backends(rq, [&](Backend& b) {
       for (const auto& d : all_dtypes()) {
-        if (!b.supports(d.type)) continue;
-        std::string& names = offered[std::string(d.name)];
-        names += (names.empty() ? "" : ", ") + b.name();
+        if (b.supports(d.type)) offered[std::string(d.name)].push_back(b.name());
       }
     });
     TextTable t;
     t.set_header({"dtype", "bytes", "backends"}, std::vector<TextTable::Align>(3, TextTable::Align::Left));
     for (const auto& d : all_dtypes()) {
       auto it = offered.find(std::string(d.name));
-      t.add_row({std::string(d.name), std::to_string(d.size), it == offered.end() ? "-" : it->second});
+      t.add_row({std::string(d.name), std::to_string(d.size), it == offered.end() ? "-" : fmt::format("{}", fmt::join(it->second, ", "))});
     }
     t.print(std::cout);
     return 0;

@@ -1,5 +1,6 @@
 #include "cmd/options.hpp"
 
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,9 +18,9 @@ std::vector<T> parse_names(const std::string& text, const char* what, Parse pars
                            Name name_of) {
   std::vector<T> out;
   auto accepted = [&] {
-    std::string s;
-    for (const auto& v : all()) s += (s.empty() ? "" : ", ") + std::string(name_of(v));
-    return s;
+    std::vector<std::string> names;
+    for (const auto& v : all()) names.emplace_back(name_of(v));
+    return fmt::format("{}", fmt::join(names, ", "));
   };
   for (const auto& item : split_list(text)) {
     if (item == "all") {

@@ -1,6 +1,7 @@
 // The human table: one block per collective; rows are (dtype, op, root, size); each series
 // (backend, algorithm, placement) gets its own group of columns so backends sit side by side.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -50,16 +51,14 @@ class TableWriter : public Writer {
   using SeriesKey = std::tuple<std::string, std::string, std::string>;      // backend algo place
 
   void print_preamble() {
-    std::string libs;
-    for (const auto& [backend, lib] : meta_.libraries) {
-      libs += fmt::format("{}{}: {}", libs.empty() ? "" : ", ", backend, lib);
-    }
-    std::string hosts;
-    for (const auto& h : meta_.hosts) hosts += (hosts.empty() ? "" : ",") + h;
-    out_ << fmt::format("# commbench {} | {} | {} rank{} on {} node{}{}\n", meta_.version,
-                        libs.empty() ? "no backend" : libs, meta_.nranks,
-                        meta_.nranks == 1 ? "" : "s", meta_.nnodes, meta_.nnodes == 1 ? "" : "s",
-                        hosts.empty() ? "" : " (" + hosts + ")");
+    std::vector<std::string> libs;
+    for (const auto& [backend, lib] : meta_.libraries) libs.push_back(fmt::format("{}: {}", backend, lib));
+    out_ << fmt::format("# commbench {} | {} | {} rank{} on {} node{}", meta_.version,
+                        libs.empty() ? "no backend" : fmt::format("{}", fmt::join(libs, ", ")),
+                        meta_.nranks, meta_.nranks == 1 ? "" : "s", meta_.nnodes,
+                        meta_.nnodes == 1 ? "" : "s");
+    if (!meta_.hosts.empty()) out_ << fmt::format(" ({})", fmt::join(meta_.hosts, ","));
+    out_ << "\n";
   }
 
   void print_block(const std::string& collective) {

@@ -1,6 +1,8 @@
 // Choosing a writer by --format name or by --output extension.
 #include "report/writer.hpp"
 
+#include <fmt/ranges.h>
+
 #include <filesystem>
 #include <functional>
 
@@ -30,9 +32,9 @@ const std::vector<Format>& formats() {
 }
 
 std::string accepted_extensions() {
-  std::string s;
-  for (const auto& f : formats()) s += (s.empty() ? "" : " ") + std::string(f.extension);
-  return s;
+  std::vector<std::string> extensions;
+  for (const auto& f : formats()) extensions.emplace_back(f.extension);
+  return fmt::format("{}", fmt::join(extensions, " "));
 }
 
 const Format* by_extension(const std::string& path) {
@@ -92,9 +94,7 @@ std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream
   for (const auto& f : formats()) {
     if (format == f.name) return f.make(out);
   }
-  std::string names;
-  for (const auto& n : stdout_formats()) names += (names.empty() ? "" : ", ") + n;
-  usage_error("unknown format '{}': expected one of {}", format, names);
+  usage_error("unknown format '{}': expected one of {}", format, fmt::join(stdout_formats(), ", "));
 }
 
 void check_output_path(const std::string& path) {
