@@ -1,0 +1,59 @@
+// The yardstick: a bare back-to-back MPI_Allreduce loop on float/sum, timed with MPI_Wtime
+// around the whole loop (like nccl-tests' host timing). Prints "bytes time_us busbw_GBps" per
+// size, the time being the slowest rank's mean.
+// Usage: bare_allreduce BYTES [BYTES...] [--min-time SECONDS]
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+double timed_loop(float* send, float* recv, int count, long iters) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  for (long i = 0; i < iters; ++i) MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  double t = MPI_Wtime() - t0;
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  double min_time = 0.05;
+  std::vector<long> sizes;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--min-time") == 0 && i + 1 < argc) {
+      min_time = std::atof(argv[++i]);
+    } else {
+      sizes.push_back(std::atol(argv[i]));
+    }
+  }
+  for (long bytes : sizes) {
+    int count = static_cast<int>(std::max(1L, bytes / 4));
+    std::vector<float> send(count, 1.0f), recv(count, 0.0f);
+    // Calibrate: double the loop until it takes a fifth of the budget, then run the budget.
+    long iters = 1;
+    double t = timed_loop(send.data(), recv.data(), count, iters);
+    while (t < min_time / 5) {
+      iters *= 2;
+      t = timed_loop(send.data(), recv.data(), count, iters);
+    }
+    iters = std::max(1L, static_cast<long>(iters * (min_time / std::max(t, 1e-9))));
+    t = timed_loop(send.data(), recv.data(), count, iters);
+    double us = t / static_cast<double>(iters) * 1e6;
+    double busbw = static_cast<double>(count) * 4 / us / 1e3 * 2.0 * (size - 1) / size;
+    if (rank == 0) std::printf("%ld %.6g %.6g %ld\n", static_cast<long>(count) * 4, us, busbw, iters);
+  }
+  MPI_Finalize();
+  return 0;
+}
