@@ -1,0 +1,38 @@
+// Turning an algorithm sweep into advice: for every collective and size, which algorithm to use,
+// merged into size ranges, kept at "default" unless another algorithm is faster by more than the
+// measurements' own uncertainty.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "report/record.hpp"
+
+namespace cb {
+
+struct TuneRange {
+  std::string backend, library, collective, dtype, op, placement;
+  int root = -1;
+  int nranks = 0;
+  int nnodes = 0;
+  std::uint64_t min_bytes = 0;  // first measured size in the range
+  std::uint64_t max_bytes = 0;  // last measured size in the range
+  std::string algorithm;        // recommended: "default" or a forced algorithm's name
+  double speedup = 1.0;         // geometric mean over the range of default time / chosen time
+  int sizes = 0;                // measured sizes in the range
+};
+
+struct TuneOptions {
+  double min_gain = 0.02;   // a forced algorithm must beat default by at least this fraction...
+  double noise_sigmas = 3;  // ...and by this many combined standard errors of the two means
+};
+
+// Records of one sweep (several algorithms per case). Records with wrong > 0 are never chosen.
+std::vector<TuneRange> recommend(const std::vector<ResultRecord>& records,
+                                 const TuneOptions& options = {});
+
+// Whether `algorithm` names the library's own choice ("default", "default (RING/SIMPLE, 32 ch)").
+bool is_default_algorithm(const std::string& algorithm);
+
+}  // namespace cb
