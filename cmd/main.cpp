@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   cb::register_list(app, action);
   cb::register_version(app, action);
   cb::register_topo(app, action);
+  cb::register_probe(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

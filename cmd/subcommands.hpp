@@ -13,5 +13,6 @@ void register_run(CLI::App& app, Action& action);
 void register_list(CLI::App& app, Action& action);
 void register_version(CLI::App& app, Action& action);
 void register_topo(CLI::App& app, Action& action);
+void register_probe(CLI::App& app, Action& action);
 
 }  // namespace cb

@@ -28,12 +28,6 @@ std::optional<int> to_int(std::string_view s) {
   return v;
 }
 
-std::string local_host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
 std::vector<NumaNode> read_numa(Sysfs& sys) {
   std::vector<NumaNode> nodes;
   for (const auto& name : sys.list("devices/system/node")) {
@@ -337,6 +331,12 @@ nlohmann::json opt_json(const auto& v) {
 }
 
 }  // namespace
+
+std::string local_host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
 
 bool is_live_sysfs(const std::string& root) {
   std::string r = root;

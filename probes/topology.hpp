@@ -71,6 +71,8 @@ struct TopologyOptions {
   bool use_nvml = true;  // live trees only; a snapshot carries its own NVML facts
 };
 
+// gethostname(), or "unknown".
+std::string local_host_name();
 // True when `root` is the machine's own /sys.
 bool is_live_sysfs(const std::string& root);
 // Reads everything from `sys`. For a live tree NVML is queried; for a captured tree the facts

@@ -1,0 +1,145 @@
+// `commbench probe membw|copy|links`: measured bandwidth matrices.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cmd/document_output.hpp"
+#include "cmd/options.hpp"
+#include "cmd/subcommands.hpp"
+#include "probes/gpu_copy_report.hpp"
+#include "probes/links.hpp"
+#include "probes/membw.hpp"
+#include "report/error.hpp"
+#include "report/units.hpp"
+
+namespace cb {
+
+namespace {
+
+struct ProbeRequest {
+  DocumentOutput out;
+  std::string size;
+  std::string repeats = "5";
+  std::string threads;
+  std::string kernels = "read,write,copy";
+  std::string tests = "h2d,d2h,d2d,p2p";
+  std::string window = "16";
+  std::string latency_iters = "200";
+};
+
+int positive(const std::string& text, const char* what) {
+  std::int64_t v = parse_int(text, what);
+  if (v <= 0 || v > 1000000)
+    usage_error("invalid {} '{}': expected a positive integer", what, text);
+  return static_cast<int>(v);
+}
+
+std::vector<MemKernel> parse_mem_kernels(const std::string& text) {
+  const std::vector<MemKernel> all = {MemKernel::Read, MemKernel::Write, MemKernel::Copy,
+                                      MemKernel::Memcpy};
+  if (text == "all") return all;
+  std::vector<MemKernel> out;
+  for (const auto& name : split_list(text)) {
+    auto it =
+        std::find_if(all.begin(), all.end(), [&](MemKernel k) { return kernel_name(k) == name; });
+    if (it == all.end())
+      usage_error("unknown kernel '{}': expected read, write, copy, memcpy or all", name);
+    if (std::find(out.begin(), out.end(), *it) == out.end()) out.push_back(*it);
+  }
+  if (out.empty()) usage_error("empty --kernels list: expected read, write, copy, memcpy or all");
+  return out;
+}
+
+int run_membw(const ProbeRequest& rq) {
+  check_document_output(rq.out);
+  MembwOptions o;
+  if (!rq.size.empty()) o.bytes = parse_size(rq.size, "--size");
+  if (o.bytes < (16u << 10)) usage_error("invalid --size '{}': expected at least 16K", rq.size);
+  o.repeats = positive(rq.repeats, "--repeats");
+  if (!rq.threads.empty()) o.threads = positive(rq.threads, "--threads");
+  o.kernels = parse_mem_kernels(rq.kernels);
+  MembwResult r = measure_membw(o);
+  emit_document(rq.out, membw_to_json(r), [&](std::ostream& os) { print_membw(r, os); });
+  return 0;
+}
+
+int run_copy(const ProbeRequest& rq) {
+  check_document_output(rq.out);
+  GpuCopyOptions o;
+  if (!rq.size.empty()) o.bytes = parse_size(rq.size, "--size");
+  if (o.bytes == 0) usage_error("invalid --size '{}': expected a positive size", rq.size);
+  o.repeats = positive(rq.repeats, "--repeats");
+  o.host = o.device = o.peer = false;
+  for (const auto& t : split_list(rq.tests)) {
+    if (t == "h2d" || t == "d2h") {
+      o.host = true;
+    } else if (t == "d2d") {
+      o.device = true;
+    } else if (t == "p2p") {
+      o.peer = true;
+    } else {
+      usage_error("unknown copy test '{}': expected h2d, d2h, d2d or p2p", t);
+    }
+  }
+  GpuCopyResult r = measure_gpu_copy(o);
+  emit_document(rq.out, gpu_copy_to_json(r, o),
+                [&](std::ostream& os) { print_gpu_copy(r, o, os); });
+  return 0;
+}
+
+int run_links(const ProbeRequest& rq) {
+  check_document_output(rq.out);
+  LinksOptions o;
+  if (!rq.size.empty()) o.bytes = parse_size(rq.size, "--size");
+  o.repeats = positive(rq.repeats, "--repeats");
+  o.window = positive(rq.window, "--window");
+  o.latency_iters = positive(rq.latency_iters, "--latency-iters");
+  int rank = 0;
+  LinksResult r = measure_links(o, rank);
+  if (rank == 0)
+    emit_document(rq.out, links_to_json(r), [&](std::ostream& os) { print_links(r, os); });
+  return 0;
+}
+
+}  // namespace
+
+void register_probe(CLI::App& app, Action& action) {
+  CLI::App* probe =
+      app.add_subcommand("probe", "measured bandwidth: membw, copy (GPU), links (MPI rank pairs)");
+  probe->require_subcommand(1);
+
+  auto mem = std::make_shared<ProbeRequest>();
+  CLI::App* m =
+      probe->add_subcommand("membw", "memory bandwidth matrix, CPU NUMA node x memory node");
+  add_document_options(m, mem->out);
+  m->add_option("--size", mem->size, "bytes per buffer (default 256M; copy uses two)");
+  m->add_option("--repeats", mem->repeats,
+                "timed repeats per cell; the median is reported (default 5)");
+  m->add_option("--threads", mem->threads,
+                "threads per CPU node (default one per CPU of the node)");
+  m->add_option("--kernels", mem->kernels,
+                "read, write, copy, memcpy, or all (default read,write,copy)");
+  m->callback([mem, &action] { action = [mem] { return run_membw(*mem); }; });
+
+  auto copy = std::make_shared<ProbeRequest>();
+  CLI::App* c = probe->add_subcommand(
+      "copy", "GPU copy bandwidth: H2D, D2H (pinned, pageable), D2D, P2P matrix");
+  add_document_options(c, copy->out);
+  c->add_option("--size", copy->size, "bytes per copy (default 256M)");
+  c->add_option("--repeats", copy->repeats, "timed repeats; the median is reported (default 5)");
+  c->add_option("--tests", copy->tests, "h2d, d2h, d2d, p2p (default all)");
+  c->callback([copy, &action] { action = [copy] { return run_copy(*copy); }; });
+
+  auto links = std::make_shared<ProbeRequest>();
+  CLI::App* l = probe->add_subcommand(
+      "links", "rank-pair bandwidth and latency matrix over MPI (run under mpirun)");
+  add_document_options(l, links->out);
+  l->add_option("--size", links->size, "bytes per message (default 4M)");
+  l->add_option("--window", links->window, "messages in flight per round (default 16)");
+  l->add_option("--repeats", links->repeats, "rounds per pair; the median is reported (default 5)");
+  l->add_option("--latency-iters", links->latency_iters,
+                "8-byte round trips per latency sample (default 200)");
+  l->callback([links, &action] { action = [links] { return run_links(*links); }; });
+}
+
+}  // namespace cb
