@@ -13,6 +13,7 @@
 #include "collectives/mpi/mpi_runtime.hpp"
 #include "collectives/registry.hpp"
 #include "collectives/runner.hpp"
+#include "probes/topology.hpp"
 #include "report/error.hpp"
 #include "report/units.hpp"
 #include "report/writer.hpp"
@@ -198,6 +199,8 @@ int execute(const RunRequest& rq) {
   meta.ranks_per_node = hosts.ranks_per_node;
   for (auto& b : backends) meta.libraries[b->name()] = b->library();
   meta.environment = steering_environment();
+  // Each host's hardware fingerprint, so that comparing runs can tell when the hardware differs.
+  meta.topology = topology_summary(control->allgather(host_topology_facts().dump()));
 
   std::vector<std::unique_ptr<Writer>> writers;
   if (rank == 0) {
