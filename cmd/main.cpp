@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   cb::register_version(app, action);
   cb::register_topo(app, action);
   cb::register_probe(app, action);
+  cb::register_compare(app, action);
+  cb::register_check(app, action);
+  cb::register_plot(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

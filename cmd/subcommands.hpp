@@ -14,5 +14,8 @@ void register_list(CLI::App& app, Action& action);
 void register_version(CLI::App& app, Action& action);
 void register_topo(CLI::App& app, Action& action);
 void register_probe(CLI::App& app, Action& action);
+void register_compare(CLI::App& app, Action& action);
+void register_check(CLI::App& app, Action& action);
+void register_plot(CLI::App& app, Action& action);
 
 }  // namespace cb

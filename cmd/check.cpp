@@ -1,0 +1,152 @@
+// `commbench check SPEC [RESULTS...]`: evaluate an acceptance spec against result files and the
+// topology (from --topology FILE, else probed); exit 5 when an error-severity requirement fails.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cmd/options.hpp"
+#include "cmd/subcommands.hpp"
+#include "collectives/catalogue.hpp"
+#include "collectives/dtype.hpp"
+#include "probes/topology.hpp"
+#include "report/atomic_file.hpp"
+#include "report/check_output.hpp"
+#include "report/error.hpp"
+#include "report/report_format.hpp"
+
+namespace cb {
+
+namespace {
+
+struct CheckRequest {
+  std::string spec;
+  std::vector<std::string> results;
+  std::string topology;
+  std::string sysfs_root;
+  std::string junit;
+  std::string format = "table";
+  std::string output;
+};
+
+template <typename T, typename All, typename Name>
+std::string names_of(const All& all, Name name) {
+  std::string s;
+  for (const T& x : all) s += (s.empty() ? "" : ", ") + std::string(name(x));
+  return s;
+}
+
+// Collective, dtype and op names as `run` accepts them (aliases allowed), canonicalised.
+SpecVocabulary vocabulary() {
+  SpecVocabulary v;
+  v.collective = [](std::string_view n) -> std::optional<std::string> {
+    auto c = parse_collective(n);
+    return c ? std::optional<std::string>(std::string(name(*c))) : std::nullopt;
+  };
+  v.collective_names = names_of<CollectiveInfo>(all_collectives(),
+                                                [](const CollectiveInfo& c) { return c.name; });
+  v.dtype = [](std::string_view n) -> std::optional<std::string> {
+    auto t = parse_dtype(n);
+    return t ? std::optional<std::string>(std::string(info(*t).name)) : std::nullopt;
+  };
+  v.dtype_names = names_of<DTypeInfo>(all_dtypes(), [](const DTypeInfo& t) { return t.name; });
+  v.op = [](std::string_view n) -> std::optional<std::string> {
+    if (n == "none") return std::string("none");  // what non-reducing collectives record
+    auto op = parse_op(n);
+    return op ? std::optional<std::string>(std::string(name(*op))) : std::nullopt;
+  };
+  v.op_names = names_of<ReduceOp>(all_ops(), [](ReduceOp op) { return name(op); }) + ", none";
+  return v;
+}
+
+nlohmann::json read_topology_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) usage_error("cannot read --topology '{}': {}", path, std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    usage_error("{}: not valid JSON (truncated or corrupt near byte {}): expected a {} document "
+                "as written by `commbench topo --format json`",
+                path, e.byte, kTopologyDocumentSchema);
+  }
+}
+
+// The topology document and where it came from.
+std::pair<nlohmann::json, std::string> topology_for(const CheckRequest& rq) {
+  if (!rq.topology.empty()) {
+    nlohmann::json doc = read_topology_file(rq.topology);
+    validate_topology(doc, rq.topology);
+    return {doc, rq.topology};
+  }
+  std::string root = rq.sysfs_root.empty() ? "/sys" : rq.sysfs_root;
+  return {probe_topology_json(root), fmt::format("a probe of {}", root)};
+}
+
+int execute(const CheckRequest& rq) {
+  check_check_format(rq.format);
+  std::string file_format;
+  if (!rq.output.empty()) {
+    file_format = report_format_for_path(rq.output, {"table", "json", "md"});
+    check_output_directory(rq.output);
+  }
+  if (!rq.junit.empty()) check_output_directory(rq.junit);
+  if (!rq.topology.empty() && !rq.sysfs_root.empty()) {
+    usage_error("--topology and --sysfs-root exclude each other: give a topology document or a "
+                "tree to probe");
+  }
+
+  Spec spec = read_spec(rq.spec, vocabulary());
+  std::vector<ResultFile> results;
+  for (const auto& path : rq.results) results.push_back(read_result_file(path));
+  nlohmann::json topology;
+  std::string topology_source;
+  if (!spec.topology.empty()) std::tie(topology, topology_source) = topology_for(rq);
+
+  CheckReport report = evaluate_spec(spec, results, topology, topology_source);
+  write_check_report(report, rq.format, std::cout);
+  if (!rq.output.empty()) {
+    std::ostringstream text;
+    write_check_report(report, file_format, text);
+    write_file_atomically(rq.output, text.str());
+  }
+  if (!rq.junit.empty()) {
+    std::ostringstream xml;
+    write_junit(check_junit_suite(report, utc_now_iso8601(), host_name()), xml);
+    write_file_atomically(rq.junit, xml.str());
+  }
+  if (report.failed() > 0) {
+    const RequirementResult* first = nullptr;
+    for (const auto& i : report.items) {
+      if (!i.passed && i.severity == Severity::Error && !first) first = &i;
+    }
+    fail(ErrorKind::Regression, "{} requirement{} failed (first: {}: {}, expected {})",
+         report.failed(), report.failed() == 1 ? "" : "s", first->name, first->measured,
+         first->expected);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_check(CLI::App& app, Action& action) {
+  auto rq = std::make_shared<CheckRequest>();
+  CLI::App* c = app.add_subcommand(
+      "check", "evaluate an acceptance spec against results and topology; exit 5 on a failure");
+  c->add_option("SPEC", rq->spec, "acceptance spec (TOML): [[results]] and [[topology]] tables")
+      ->required();
+  c->add_option("RESULTS", rq->results, "result files (.json, .jsonl, .csv) from `run --output`");
+  c->add_option("--topology", rq->topology,
+                "commbench/topology/v1 document (`topo --format json`) instead of probing");
+  c->add_option("--sysfs-root", rq->sysfs_root, "probe a captured tree laid out like /sys");
+  c->add_option("--junit", rq->junit, "also write JUnit XML: one testcase per requirement");
+  c->add_option("--format", rq->format, "stdout format: table, json, md (default table)");
+  c->add_option("--output", rq->output, "also write the report to FILE (.txt .json .md)");
+  c->callback([rq, &action] { action = [rq] { return execute(*rq); }; });
+}
+
+}  // namespace cb

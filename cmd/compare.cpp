@@ -1,0 +1,112 @@
+// `commbench compare BASE NEW`: match records, judge each change against threshold and noise,
+// report in the chosen format; exit 5 on a regression.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "cmd/subcommands.hpp"
+#include "report/atomic_file.hpp"
+#include "report/compare_output.hpp"
+#include "report/error.hpp"
+#include "report/report_format.hpp"
+#include "report/units.hpp"
+
+namespace cb {
+
+namespace {
+
+struct CompareRequest {
+  std::string base;
+  std::string next;
+  std::string threshold = "5";
+  std::string noise_factor = "1";
+  std::string latency_bytes = "64K";
+  bool fail_on_missing = false;
+  std::string format = "table";
+  std::string output;
+};
+
+// "5", "5%" or "2.5" percent -> fraction.
+double parse_percent(std::string text, const char* what) {
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  double v = parse_double(text, what);
+  if (v < 0) usage_error("invalid {} '{}': expected a percentage >= 0", what, text);
+  return v / 100;
+}
+
+CompareOptions validate(const CompareRequest& rq) {
+  CompareOptions o;
+  o.threshold = parse_percent(rq.threshold, "--threshold");
+  o.noise_factor = parse_double(rq.noise_factor, "--noise-factor");
+  if (o.noise_factor < 0) {
+    usage_error("invalid --noise-factor '{}': expected a number >= 0", rq.noise_factor);
+  }
+  o.latency_bytes = parse_size(rq.latency_bytes, "--latency-bytes");
+  o.fail_on_missing = rq.fail_on_missing;
+  return o;
+}
+
+const std::vector<std::string>& output_formats() {
+  static const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
+  return kFormats;
+}
+
+// The worst regression, for the one-line exit message.
+std::string worst(const CompareReport& r) {
+  const Comparison* w = nullptr;
+  for (const auto& c : r.rows) {
+    if (c.verdict == Verdict::Regression && (!w || c.worse > w->worse)) w = &c;
+  }
+  if (!w) return fmt::format("{} only in base", describe(r.base_only.front()));
+  return fmt::format("{} {} {:+.1f}%", describe(w->key), metric_name(w->metric), w->change * 100);
+}
+
+int execute(const CompareRequest& rq) {
+  CompareOptions options = validate(rq);
+  check_compare_format(rq.format);
+  std::string file_format;
+  if (!rq.output.empty()) {
+    file_format = report_format_for_path(rq.output, output_formats());
+    check_output_directory(rq.output);
+  }
+  ResultFile base = read_result_file(rq.base);
+  ResultFile next = read_result_file(rq.next);
+  CompareReport report = compare_results(base, next, options);
+
+  write_compare_report(report, rq.format, std::cout);
+  if (rq.format == "csv") {
+    for (const auto& w : report.warnings) std::cerr << "commbench: warning: " << w << "\n";
+  }
+  if (!rq.output.empty()) {
+    std::ostringstream text;
+    write_compare_report(report, file_format, text);
+    write_file_atomically(rq.output, text.str());
+  }
+  if (int n = report.regressions(); n > 0) {
+    fail(ErrorKind::Regression, "{} regression{} (worst: {})", n, n == 1 ? "" : "s", worst(report));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_compare(CLI::App& app, Action& action) {
+  auto rq = std::make_shared<CompareRequest>();
+  CLI::App* c = app.add_subcommand("compare", "compare two result files; exit 5 on a regression");
+  c->add_option("BASE", rq->base, "baseline result file (.json, .jsonl or .csv)")->required();
+  c->add_option("NEW", rq->next, "new result file (.json, .jsonl or .csv)")->required();
+  c->add_option("--threshold", rq->threshold,
+                "percent change that counts as a regression or improvement (default 5)");
+  c->add_option("--noise-factor", rq->noise_factor,
+                "noise band = factor x max((p99-p50)/p50) of both records; 0 = off (default 1)");
+  c->add_option("--latency-bytes", rq->latency_bytes,
+                "compare time below this size, busbw from it (default 64K)");
+  c->add_flag("--fail-on-missing", rq->fail_on_missing,
+              "records only in BASE count as regressions");
+  c->add_option("--format", rq->format, "stdout format: table, csv, json, md (default table)");
+  c->add_option("--output", rq->output, "also write the report to FILE (.txt .csv .json .md)");
+  c->callback([rq, &action] { action = [rq] { return execute(*rq); }; });
+}
+
+}  // namespace cb

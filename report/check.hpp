@@ -1,0 +1,48 @@
+// Evaluating an acceptance spec: each requirement against result records or a topology document,
+// with the measured value, the expected one and, on failure, what did not meet it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "report/check_spec.hpp"
+#include "report/result_reader.hpp"
+
+namespace cb {
+
+inline constexpr std::string_view kTopologyDocumentSchema = "commbench/topology/v1";
+
+struct RequirementResult {
+  std::string name;
+  std::string kind;  // "results" or "topology"
+  int line = 0;      // in the spec
+  Severity severity = Severity::Error;
+  bool passed = false;
+  std::string measured;              // the figure(s) found, worst first
+  std::string expected;              // the limit(s), as written in the spec
+  std::vector<std::string> details;  // one line per shortfall (empty when passed)
+};
+
+struct CheckReport {
+  std::string spec_path;
+  std::string spec_name;
+  std::vector<std::string> result_files;
+  std::string topology_source;  // empty when no [[topology]] requirement
+  std::vector<RequirementResult> items;
+
+  int passed() const;
+  int failed() const;    // error severity, not passed
+  int warnings() const;  // warning severity, not passed
+  std::string summary() const;  // "3 passed, 1 failed, 0 warnings"
+};
+
+// Throws a usage Error naming `source` unless `doc` is a commbench/topology/v1 object.
+void validate_topology(const nlohmann::json& doc, const std::string& source);
+
+// `topology` may be null when the spec has no [[topology]] requirement.
+CheckReport evaluate_spec(const Spec& spec, const std::vector<ResultFile>& results,
+                          const nlohmann::json& topology, const std::string& topology_source);
+
+}  // namespace cb

@@ -1,0 +1,252 @@
+#include "report/compare_output.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+
+#include "report/markdown.hpp"
+#include "report/report_format.hpp"
+#include "report/text_table.hpp"
+#include "report/units.hpp"
+#include "report/writer.hpp"
+
+namespace cb {
+
+namespace {
+
+using nlohmann::json;
+
+std::string percent(double fraction) {
+  double p = std::round(fraction * 1000) / 10;
+  return fmt::format("{:+.1f}%", p == 0 ? 0.0 : p);  // no "-0.0%"
+}
+
+// The p50-based change, in the same direction as `change` (busbw up is positive).
+double p50_change(const Comparison& c) {
+  return c.metric == Metric::Busbw ? -c.median_worse : c.median_worse;
+}
+
+std::string value(const Comparison& c, double v) {
+  return c.metric == Metric::Busbw ? fmt::format("{:.3g} GB/s", v) : format_time_us(v);
+}
+
+std::string root_text(int root) { return root < 0 ? "-" : std::to_string(root); }
+
+std::string size_text(const RecordKey& k) {
+  return k.collective == "barrier" ? "-" : format_size(k.bytes);
+}
+
+std::string rule(const CompareOptions& o) {
+  return fmt::format(
+      "regression: worse by more than {:g}% and by more than the noise band "
+      "({:g} x max (p99-p50)/p50), with p50 agreeing; time compared below {}, busbw from {}",
+      o.threshold * 100, o.noise_factor, format_size(o.latency_bytes),
+      format_size(o.latency_bytes));
+}
+
+// Regressions first, then improvements, noise, unchanged; key order within each.
+std::vector<const Comparison*> ordered(const CompareReport& r) {
+  std::vector<const Comparison*> rows;
+  for (const auto& c : r.rows) rows.push_back(&c);
+  std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) {
+    return static_cast<int>(a->verdict) < static_cast<int>(b->verdict);
+  });
+  return rows;
+}
+
+void write_table(const CompareReport& r, std::ostream& out) {
+  out << fmt::format("# commbench compare: {} (base) -> {} (new)\n", r.base_path, r.new_path);
+  out << "# " << rule(r.options) << "\n";
+  TextTable t;
+  using A = TextTable::Align;
+  t.set_header({"collective", "backend", "algorithm", "dtype", "op", "place", "root", "ranks",
+                "size", "metric", "base", "new", "change", "p50 chg", "noise", "status"},
+               {A::Left, A::Left, A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right,
+                A::Left, A::Right, A::Right, A::Right, A::Right, A::Right, A::Left});
+  for (const Comparison* c : ordered(r)) {
+    const RecordKey& k = c->key;
+    t.add_row({k.collective, k.backend, k.algorithm, k.dtype, k.op, k.placement, root_text(k.root),
+               std::to_string(k.nranks), size_text(k), metric_name(c->metric),
+               value(*c, c->base.value), value(*c, c->next.value), percent(c->change),
+               percent(p50_change(*c)), fmt::format("{:.1f}%", c->noise * 100),
+               c->verdict == Verdict::Regression ? "REGRESSION" : verdict_name(c->verdict)});
+  }
+  if (!t.empty()) {
+    out << "#\n";
+    t.print(out, "# ");
+  }
+  for (const auto& k : r.base_only) out << "# only in base: " << describe(k) << "\n";
+  for (const auto& k : r.new_only) out << "# only in new: " << describe(k) << "\n";
+  for (const auto& w : r.warnings) out << "# warning: " << w << "\n";
+  for (const auto& n : r.notes) out << "# note: " << n << "\n";
+  out << "# " << r.summary() << "\n" << std::flush;
+}
+
+void write_csv(const CompareReport& r, std::ostream& out) {
+  out << csv_line({"collective", "backend", "algorithm", "dtype", "op", "placement", "root",
+                   "nranks", "bytes", "metric", "base", "new", "change_pct", "p50_change_pct",
+                   "noise_pct", "base_runs", "new_runs", "status"})
+      << "\r\n";
+  auto key_fields = [](const RecordKey& k) {
+    return std::vector<std::string>{k.collective, k.backend, k.algorithm, k.dtype, k.op,
+                                    k.placement, std::to_string(k.root), std::to_string(k.nranks),
+                                    std::to_string(k.bytes)};
+  };
+  auto num = [](double v) { return fmt::format("{:.6g}", v); };
+  for (const Comparison* c : ordered(r)) {
+    auto f = key_fields(c->key);
+    f.insert(f.end(), {metric_name(c->metric), num(c->base.value), num(c->next.value),
+                       num(c->change * 100), num(p50_change(*c) * 100), num(c->noise * 100),
+                       std::to_string(c->base.runs), std::to_string(c->next.runs),
+                       verdict_name(c->verdict)});
+    out << csv_line(f) << "\r\n";
+  }
+  for (const auto* list : {&r.base_only, &r.new_only}) {
+    for (const auto& k : *list) {
+      auto f = key_fields(k);
+      f.resize(f.size() + 8);
+      f.push_back(list == &r.base_only ? "base_only" : "new_only");
+      out << csv_line(f) << "\r\n";
+    }
+  }
+  out << std::flush;
+}
+
+json key_json(const RecordKey& k) {
+  return {{"collective", k.collective}, {"backend", k.backend}, {"algorithm", k.algorithm},
+          {"dtype", k.dtype},           {"op", k.op},           {"placement", k.placement},
+          {"root", k.root},             {"nranks", k.nranks},   {"bytes", k.bytes}};
+}
+
+json side_json(const Side& s) {
+  return {{"value", s.value}, {"p50_us", s.p50_us}, {"p99_us", s.p99_us},
+          {"cv", s.cv},       {"spread", s.spread}, {"runs", s.runs}};
+}
+
+void write_json(const CompareReport& r, std::ostream& out) {
+  json doc = {{"schema", kCompareSchema},
+               {"base", r.base_path},
+               {"new", r.new_path},
+               {"settings",
+                {{"threshold_pct", r.options.threshold * 100},
+                 {"noise_factor", r.options.noise_factor},
+                 {"latency_bytes", r.options.latency_bytes},
+                 {"fail_on_missing", r.options.fail_on_missing}}},
+               {"summary",
+                {{"compared", r.rows.size()},
+                 {"regressions", r.count(Verdict::Regression)},
+                 {"improvements", r.count(Verdict::Improvement)},
+                 {"noise", r.count(Verdict::Noise)},
+                 {"unchanged", r.count(Verdict::Unchanged)},
+                 {"base_only", r.base_only.size()},
+                 {"new_only", r.new_only.size()},
+                 {"failed", r.regressions() > 0}}},
+               {"warnings", r.warnings},
+               {"notes", r.notes},
+               {"comparisons", json::array()},
+               {"base_only", json::array()},
+               {"new_only", json::array()}};
+  for (const Comparison* c : ordered(r)) {
+    json row = key_json(c->key);
+    row["metric"] = metric_name(c->metric);
+    row["unit"] = c->metric == Metric::Busbw ? "GB/s" : "us";
+    row["base"] = side_json(c->base);
+    row["new"] = side_json(c->next);
+    row["change_pct"] = c->change * 100;
+    row["p50_change_pct"] = p50_change(*c) * 100;
+    row["noise_pct"] = c->noise * 100;
+    row["status"] = verdict_name(c->verdict);
+    doc["comparisons"].push_back(row);
+  }
+  for (const auto& k : r.base_only) doc["base_only"].push_back(key_json(k));
+  for (const auto& k : r.new_only) doc["new_only"].push_back(key_json(k));
+  out << doc.dump(1) << "\n" << std::flush;
+}
+
+void md_rows(MarkdownTable& t, const std::vector<const Comparison*>& rows) {
+  using A = MarkdownTable::Align;
+  t.set_header({"collective", "backend/algorithm", "dtype", "op", "placement", "root", "ranks",
+                "size", "metric", "base", "new", "change", "p50 change", "noise", "status"},
+               {A::Left, A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right, A::Left,
+                A::Right, A::Right, A::Right, A::Right, A::Right, A::Left});
+  for (const Comparison* c : rows) {
+    const RecordKey& k = c->key;
+    bool bad = c->verdict == Verdict::Regression;
+    auto strong = [bad](std::string s) { return bad ? "**" + s + "**" : s; };
+    t.add_row({md_escape(k.collective), md_escape(k.backend + "/" + k.algorithm),
+               md_escape(k.dtype), md_escape(k.op), md_escape(k.placement), root_text(k.root),
+               std::to_string(k.nranks), size_text(k), metric_name(c->metric),
+               value(*c, c->base.value), value(*c, c->next.value), strong(percent(c->change)),
+               percent(p50_change(*c)), fmt::format("{:.1f}%", c->noise * 100),
+               strong(verdict_name(c->verdict))});
+  }
+}
+
+void write_md(const CompareReport& r, std::ostream& out) {
+  int regressions = r.count(Verdict::Regression);
+  out << "### commbench compare: "
+      << (r.regressions() > 0 ? fmt::format("**{} regression{}**", r.regressions(),
+                                            r.regressions() == 1 ? "" : "s")
+                              : std::string("no regressions"))
+      << "\n\n";
+  out << fmt::format("`{}` (base) → `{}` (new): {} compared · {} regression{} · {} improvement{} · "
+                     "{} within noise · {} unchanged · {} only in base · {} only in new\n\n",
+                     md_escape(r.base_path), md_escape(r.new_path), r.rows.size(), regressions,
+                     regressions == 1 ? "" : "s", r.count(Verdict::Improvement),
+                     r.count(Verdict::Improvement) == 1 ? "" : "s", r.count(Verdict::Noise),
+                     r.count(Verdict::Unchanged), r.base_only.size(), r.new_only.size());
+  for (const auto& w : r.warnings) out << "> **Warning:** " << md_escape(w) << "\n>\n";
+  if (!r.warnings.empty()) out << "\n";
+  std::vector<const Comparison*> changed, unchanged;
+  for (const Comparison* c : ordered(r)) {
+    (c->verdict == Verdict::Unchanged ? unchanged : changed).push_back(c);
+  }
+  if (!changed.empty()) {
+    MarkdownTable t;
+    md_rows(t, changed);
+    t.print(out);
+    out << "\n";
+  }
+  if (!unchanged.empty()) {
+    out << fmt::format("<details><summary>{} unchanged</summary>\n\n", unchanged.size());
+    MarkdownTable t;
+    md_rows(t, unchanged);
+    t.print(out);
+    out << "\n</details>\n\n";
+  }
+  for (const auto* list : {&r.base_only, &r.new_only}) {
+    if (list->empty()) continue;
+    out << (list == &r.base_only ? "**Only in base:**\n\n" : "**Only in new:**\n\n");
+    for (const auto& k : *list) out << "- " << md_escape(describe(k)) << "\n";
+    out << "\n";
+  }
+  for (const auto& n : r.notes) out << "Note: " << md_escape(n) << "\n\n";
+  out << "<sub>" << md_escape(rule(r.options)) << ".</sub>\n" << std::flush;
+}
+
+const std::vector<std::string>& formats() {
+  static const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
+  return kFormats;
+}
+
+}  // namespace
+
+void check_compare_format(std::string_view format) { check_report_format(format, formats()); }
+
+void write_compare_report(const CompareReport& report, std::string_view format,
+                          std::ostream& out) {
+  check_compare_format(format);
+  if (format == "table") {
+    write_table(report, out);
+  } else if (format == "csv") {
+    write_csv(report, out);
+  } else if (format == "json") {
+    write_json(report, out);
+  } else {
+    write_md(report, out);
+  }
+}
+
+}  // namespace cb

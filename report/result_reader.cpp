@@ -1,0 +1,173 @@
+#include "report/result_reader.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "report/error.hpp"
+#include "report/writer.hpp"
+
+namespace cb {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kAccepted =
+    "expected a commbench result file (.json, .jsonl or .csv as written by `run --output`)";
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool blank(std::string_view text) {
+  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+// Re-throws a record-level error with the place it came from.
+template <typename F>
+auto with_place(const std::string& place, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    usage_error("{}: {}", place, e.what());
+  }
+}
+
+json parse_json(std::string_view text, const std::string& place) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    usage_error("{}: not valid JSON (truncated or corrupt near byte {}): {}", place, e.byte,
+                kAccepted);
+  }
+}
+
+ResultRecord record_from_json(const json& j, const std::string& place) {
+  return with_place(place, [&] { return j.get<ResultRecord>(); });
+}
+
+void read_document(std::string_view text, ResultFile& file) {
+  json doc = parse_json(text, file.path);
+  if (!doc.is_object()) usage_error("{}: top level is not a JSON object: {}", file.path, kAccepted);
+  auto schema = doc.find("schema");
+  if (schema == doc.end() || !schema->is_string()) {
+    usage_error("{}: no 'schema' field: {}", file.path, kAccepted);
+  }
+  if (schema->get<std::string>() != kResultSchema) {
+    usage_error("{}: unknown schema '{}': this commbench reads {}", file.path,
+                schema->get<std::string>(), kResultSchema);
+  }
+  auto results = doc.find("results");
+  if (results == doc.end() || !results->is_array()) {
+    usage_error("{}: no 'results' array in a {} document", file.path, kResultSchema);
+  }
+  if (auto meta = doc.find("meta"); meta != doc.end() && !meta->is_null()) {
+    file.meta_json = *meta;
+    file.meta = with_place(file.path, [&] { return meta->get<RunMeta>(); });
+  }
+  std::size_t index = 0;
+  for (const auto& r : *results) {
+    file.records.push_back(record_from_json(r, fmt::format("{}: result {}", file.path, index)));
+    ++index;
+  }
+}
+
+void read_lines(std::string_view text, ResultFile& file) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (blank(line)) continue;
+    std::string place = fmt::format("{}:{}", file.path, number);
+    json j = parse_json(line, place);
+    if (j.is_object() && j.contains("schema")) {
+      usage_error("{}: a JSON document where one record per line was expected: {}", place,
+                  kAccepted);
+    }
+    file.records.push_back(record_from_json(j, place));
+  }
+}
+
+void read_csv(std::string_view text, ResultFile& file) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int number = 0;
+  bool header = false;
+  const std::vector<std::string> columns(std::begin(kResultColumns), std::end(kResultColumns));
+  while (std::getline(in, line)) {
+    ++number;
+    if (blank(line)) continue;
+    std::vector<std::string> fields = csv_split(line);
+    if (!header) {
+      if (fields != columns) {
+        usage_error("{}:{}: not the commbench CSV header (it starts 'backend,library,...'): {}",
+                    file.path, number, kAccepted);
+      }
+      header = true;
+      continue;
+    }
+    std::string place = fmt::format("{}:{}", file.path, number);
+    file.records.push_back(record_from_fields(fields, place));
+  }
+}
+
+std::string format_of(const std::string& path, std::string_view text) {
+  if (ends_with(path, ".gbench.json")) {
+    usage_error("{}: Google Benchmark output cannot be read back: {}", path, kAccepted);
+  }
+  if (ends_with(path, ".jsonl")) return "jsonl";
+  if (ends_with(path, ".json")) return "json";
+  if (ends_with(path, ".csv")) return "csv";
+  // Unknown extension: tell by content.
+  auto first = text.find_first_not_of(" \t\r\n");
+  if (text[first] != '{') return "csv";
+  auto newline = text.find('\n', first);
+  bool one_line = newline == std::string_view::npos || blank(text.substr(newline));
+  return one_line || text.find("\"schema\"") != std::string_view::npos ? "json" : "jsonl";
+}
+
+}  // namespace
+
+ResultFile parse_result_text(std::string_view text, const std::string& path) {
+  if (blank(text)) usage_error("{}: file is empty: {}", path, kAccepted);
+  ResultFile file;
+  file.path = path;
+  file.format = format_of(path, text);
+  if (file.format == "json") {
+    read_document(text, file);
+  } else if (file.format == "jsonl") {
+    read_lines(text, file);
+  } else {
+    read_csv(text, file);
+  }
+  return file;
+}
+
+ResultFile read_result_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    usage_error("cannot read result file '{}': it is a directory", path);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) usage_error("cannot read result file '{}': {}", path, std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) usage_error("cannot read result file '{}': {}", path, std::strerror(errno));
+  return parse_result_text(text.str(), path);
+}
+
+std::string file_label(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  for (const char* ext : {".jsonl", ".json", ".csv"}) {
+    if (ends_with(name, ext) && name.size() > std::strlen(ext)) {
+      return name.substr(0, name.size() - std::strlen(ext));
+    }
+  }
+  return name;
+}
+
+}  // namespace cb

@@ -1,0 +1,33 @@
+// Reading result files back: whatever `run --output` writes (.json, .jsonl, .csv), for compare,
+// check and plot. Every problem is a usage Error naming the file and, where it helps, the line.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/record.hpp"
+
+namespace cb {
+
+struct ResultFile {
+  std::string path;
+  std::string format;           // "json", "jsonl" or "csv"
+  std::optional<RunMeta> meta;  // only JSON documents carry run metadata
+  nlohmann::json meta_json;     // the raw meta object (null when absent)
+  std::vector<ResultRecord> records;
+};
+
+// Reads and validates one result file; the format comes from the extension, else the content.
+ResultFile read_result_file(const std::string& path);
+
+// The same from text already in memory; `path` is only used to pick the format and in messages.
+ResultFile parse_result_text(std::string_view text, const std::string& path);
+
+// A short label for a file in tables and legends: its name without directory and extension.
+std::string file_label(const std::string& path);
+
+}  // namespace cb
