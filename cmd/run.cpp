@@ -282,8 +282,8 @@ void register_run(CLI::App& app, Action& action) {
   run->add_option("--memory", rq->memory, "host or device (default device for nccl, else host)");
   run->add_option("-N,--nranks", rq->nranks, "ranks to start locally when not under mpirun");
   run->add_option("--timeout", rq->timeout, "watchdog seconds on set-up and each operation (300)");
-  run->add_option("--format", rq->format, "stdout format: table, csv, json (default table)");
-  run->add_option("--output", rq->outputs, "also write FILE (.csv .json .jsonl); repeatable");
+  run->add_option("--format", rq->format, "stdout format: table, csv, json, md, gbench (default table)");
+  run->add_option("--output", rq->outputs, "also write FILE (.txt .csv .json .jsonl .md .gbench.json); repeatable");
   run->add_option("--progress", rq->progress, "progress on stderr: auto, always, never");
   run->callback([rq, &action] {
     action = [rq] { return execute(*rq); };

@@ -27,6 +27,8 @@ const std::vector<Format>& formats() {
       {"csv", ".csv", make_csv_writer},
       {"json", ".json", make_json_writer},
       {"jsonl", ".jsonl", make_jsonl_writer},
+      {"md", ".md", make_markdown_writer},
+      {"gbench", ".gbench.json", make_gbench_writer},
   };
   return kFormats;
 }

@@ -35,6 +35,8 @@ std::unique_ptr<Writer> make_csv_writer(std::ostream& out);
 std::unique_ptr<Writer> make_json_writer(std::ostream& out);
 std::unique_ptr<Writer> make_jsonl_writer(std::ostream& out);
 std::unique_ptr<Writer> make_table_writer(std::ostream& out);
+std::unique_ptr<Writer> make_markdown_writer(std::ostream& out);
+std::unique_ptr<Writer> make_gbench_writer(std::ostream& out);  // Google Benchmark JSON
 
 // RFC 4180 field quoting and line splitting, shared by the CSV reader and writer.
 std::string csv_quote(std::string_view field);

@@ -1,0 +1,94 @@
+// Markdown: one GitHub-flavoured table per collective, one row per record, under a heading that
+// names the run (version, libraries, ranks, hosts). Fit for a pull-request comment or a wiki.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+
+#include "report/markdown.hpp"
+#include "report/units.hpp"
+#include "report/writer.hpp"
+
+namespace cb {
+
+namespace {
+
+std::string bandwidth(const std::optional<double>& v) {
+  return v ? fmt::format("{:.2f}", *v) : std::string("-");
+}
+
+class MarkdownWriter : public Writer {
+ public:
+  explicit MarkdownWriter(std::ostream& out) : out_(out) {}
+
+  void begin(const RunMeta& meta) override { meta_ = meta; }
+  void add(const ResultRecord& r) override { records_.push_back(r); }
+
+  void finish() override {
+    print_heading();
+    std::vector<std::string> collectives;
+    for (const auto& r : records_) {
+      if (std::find(collectives.begin(), collectives.end(), r.collective) == collectives.end()) {
+        collectives.push_back(r.collective);
+      }
+    }
+    for (const auto& c : collectives) print_table(c);
+    if (records_.empty()) out_ << "No results.\n";
+    out_ << std::flush;
+  }
+
+ private:
+  void print_heading() {
+    std::string libs;
+    for (const auto& [backend, lib] : meta_.libraries) {
+      libs += fmt::format("{}{}: {}", libs.empty() ? "" : ", ", backend, lib);
+    }
+    std::string hosts;
+    for (const auto& h : meta_.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+    out_ << fmt::format("### commbench {} · {} · {} rank{} on {} node{}{}\n\n",
+                        md_escape(meta_.version), md_escape(libs.empty() ? "no backend" : libs),
+                        meta_.nranks, meta_.nranks == 1 ? "" : "s", meta_.nnodes,
+                        meta_.nnodes == 1 ? "" : "s",
+                        hosts.empty() ? "" : " (" + md_escape(hosts) + ")");
+    if (!meta_.command_line.empty()) {
+      std::string cmd = meta_.command_line;
+      std::replace(cmd.begin(), cmd.end(), '`', '\'');
+      out_ << "`" << cmd << "`";
+      if (!meta_.start_time.empty()) out_ << " · started " << md_escape(meta_.start_time);
+      out_ << "\n\n";
+    }
+  }
+
+  void print_table(const std::string& collective) {
+    using A = MarkdownTable::Align;
+    MarkdownTable t;
+    t.set_header({"size", "count", "type", "redop", "root", "backend/algorithm", "placement",
+                  "time", "p50", "p99", "algbw (GB/s)", "busbw (GB/s)", "#wrong"},
+                 {A::Right, A::Right, A::Left, A::Left, A::Right, A::Left, A::Left, A::Right,
+                  A::Right, A::Right, A::Right, A::Right, A::Right});
+    for (const auto& r : records_) {
+      if (r.collective != collective) continue;
+      t.add_row({format_size(r.bytes), std::to_string(r.count), md_escape(r.dtype),
+                 md_escape(r.op), r.root < 0 ? "-" : std::to_string(r.root),
+                 md_escape(r.backend + "/" + r.algorithm), md_escape(r.placement),
+                 format_time_us(r.time_us), format_time_us(r.p50_us), format_time_us(r.p99_us),
+                 bandwidth(r.algbw_GBps), bandwidth(r.busbw_GBps),
+                 r.wrong ? std::to_string(*r.wrong) : "N/A"});
+    }
+    out_ << "#### " << md_escape(collective) << "\n\n";
+    t.print(out_);
+    out_ << "\n";
+  }
+
+  std::ostream& out_;
+  RunMeta meta_;
+  std::vector<ResultRecord> records_;
+};
+
+}  // namespace
+
+std::unique_ptr<Writer> make_markdown_writer(std::ostream& out) {
+  return std::make_unique<MarkdownWriter>(out);
+}
+
+}  // namespace cb
