@@ -10,6 +10,10 @@
 #include "cmd/progress.hpp"
 #include "cmd/subcommands.hpp"
 #include "cmd/version_info.hpp"
+#ifdef COMMBENCH_HAVE_GLOO
+#include "collectives/gloo/gloo_transport.hpp"
+#endif
+#include "collectives/launch/start.hpp"
 #include "collectives/mpi/mpi_runtime.hpp"
 #include "collectives/registry.hpp"
 #include "collectives/runner.hpp"
@@ -44,6 +48,7 @@ struct RunRequest {
   std::string format = "table";
   std::vector<std::string> outputs;
   std::string progress = "auto";
+  std::string gloo_iface;
 };
 
 struct Settings {
@@ -71,11 +76,11 @@ std::vector<std::string> resolve_backends(const std::string& requested, const La
     for (const char* preferred : {"nccl", "mpi", "gloo"}) {
       const BackendEntry* e = find_backend(preferred);
       if (!e || !e->unavailable_reason(bo).empty()) continue;
-      if (std::string(preferred) == "gloo" && launch.kind == LaunchInfo::Kind::Mpi) continue;
+      if (std::string(preferred) == "mpi" && launch.kind != LaunchInfo::Kind::Mpi) continue;
       names.push_back(preferred);
       break;
     }
-    if (names.empty()) names.push_back("mpi");
+    if (names.empty()) names.push_back("mpi");  // a build without Gloo re-executes under MPI
     return names;
   }
   for (const auto& n : split_list(requested)) {
@@ -127,7 +132,12 @@ Settings validate(const RunRequest& rq) {
   if (rq.progress != "auto" && rq.progress != "always" && rq.progress != "never") {
     usage_error("invalid --progress '{}': expected auto, always or never", rq.progress);
   }
-  if (!rq.nranks.empty()) positive_count(rq.nranks, "--nranks", false);
+  if (!rq.nranks.empty() && positive_count(rq.nranks, "--nranks", false) > 1024) {
+    usage_error("invalid --nranks '{}': at most 1024 local ranks", rq.nranks);
+  }
+#ifdef COMMBENCH_HAVE_GLOO
+  if (!rq.gloo_iface.empty()) gloo_backend::check_interface(rq.gloo_iface);
+#endif
   return s;
 }
 
@@ -157,11 +167,31 @@ int execute(const RunRequest& rq) {
   bo.memory = s.memory;
   s.backends = resolve_backends(rq.backends, bo.launch, bo);
 
+  // No launcher: start the ranks (locally, or under the MPI launcher) and report their outcome.
+  const int wanted_ranks = rq.nranks.empty()
+                               ? default_local_ranks()
+                               : static_cast<int>(positive_count(rq.nranks, "--nranks", false));
+  if (bo.launch.kind == LaunchInfo::Kind::Single) {
+    for (const auto& name : s.backends) {
+      if (std::string why = find_backend(name)->unavailable_reason(bo); !why.empty()) {
+        runtime_error("backend {} cannot run here: {}", name, why);
+      }
+    }
+    return start_ranks(s.backends, wanted_ranks);
+  }
+  if (!rq.nranks.empty() && wanted_ranks != bo.launch.size) {
+    usage_error("-N {} conflicts with the {} ranks the launcher started", wanted_ranks,
+                bo.launch.size);
+  }
+
   Watchdog watchdog(s.timeout, bo.launch.rank == 0);
-  watchdog.arm("start-up (MPI initialisation)");
-  std::unique_ptr<Control> control = mpi::make_control();
+  watchdog.arm("start-up (control channel rendezvous)");
+  std::unique_ptr<Control> control = make_run_control(bo.launch, s.timeout);
   const int rank = control->rank();
   const int nranks = control->size();
+  bo.control = control.get();
+  bo.timeout_seconds = s.timeout;
+  bo.gloo_iface = rq.gloo_iface;
 
   std::vector<std::unique_ptr<Backend>> backends;
   for (const auto& name : s.backends) {
@@ -173,6 +203,14 @@ int execute(const RunRequest& rq) {
     backends.push_back(entry->create(bo));
   }
   watchdog.disarm();
+  const bool forced_algorithms = std::any_of(s.sweep.algorithms.begin(), s.sweep.algorithms.end(),
+                                             [](const std::string& a) { return a != "default"; });
+  for (auto& b : backends) {
+    std::string why = forced_algorithms ? b->algorithms_unavailable() : std::string();
+    if (rank == 0 && !why.empty()) {
+      std::cerr << "commbench: warning: " << b->name() << ": " << why << "; running default only\n";
+    }
+  }
 
   // Plan every backend before any measurement so bad combinations fail fast.
   std::vector<std::vector<Case>> plans;
@@ -238,6 +276,17 @@ int execute(const RunRequest& rq) {
         }
         continue;
       }
+      CollectiveCall shape{c.collective, c.dtype, c.op, c.placement, std::max(c.root, 0),
+                           c.count, nullptr, nullptr};
+      if (std::string why = it->second.comm->skip_reason(shape); !why.empty()) {
+        std::string msg = fmt::format("{}: {} algorithm {} skipped where {}", backend.name(),
+                                      name(c.collective), c.algorithm, why);
+        if (rank == 0 && skipped.insert(msg).second) {
+          progress.clear();
+          std::cerr << "commbench: note: " << msg << "\n";
+        }
+        continue;
+      }
       Measurement m = runner.run(*it->second.comm, c, done);
       ResultRecord rec = make_record(backend, c, m, meta.nnodes);
       if (rec.wrong && *rec.wrong > 0) {
@@ -280,7 +329,11 @@ void register_run(CLI::App& app, Action& action) {
   run->add_option("--min-time", rq->min_time, "adaptive time budget per case, seconds (default 0.05)");
   run->add_flag("--check,!--no-check", rq->check, "validate every result exactly (default on)");
   run->add_option("--memory", rq->memory, "host or device (default device for nccl, else host)");
-  run->add_option("-N,--nranks", rq->nranks, "ranks to start locally when not under mpirun");
+  run->add_option("-N,--nranks", rq->nranks,
+                  "ranks to start when not under mpirun/srun (default: one per GPU, else 2)");
+  run->add_option("--gloo-iface", rq->gloo_iface,
+                  "network interface for Gloo (default: loopback on one host, else the host "
+                  "name's address)");
   run->add_option("--timeout", rq->timeout, "watchdog seconds on set-up and each operation (300)");
   run->add_option("--format", rq->format, "stdout format: table, csv, json, md, gbench (default table)");
   run->add_option("--output", rq->outputs, "also write FILE (.txt .csv .json .jsonl .md .gbench.json); repeatable");

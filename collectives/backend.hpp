@@ -72,6 +72,10 @@ class Communicator {
   }
   // Best-effort abort of outstanding operations, called by the watchdog before exiting.
   virtual void abort() {}
+  // Why this communicator's algorithm cannot run `call` as asked (e.g. a forced MPI algorithm
+  // that the library would silently replace for this count), or empty when it can. Depends
+  // only on what is the same on every rank, so all ranks skip together.
+  virtual std::string skip_reason(const CollectiveCall&) const { return {}; }
 };
 
 // Outcome of asking for an algorithm: a communicator, or the reason it cannot run.
@@ -96,6 +100,9 @@ class Backend {
   }
   // Algorithm names this backend can force for `c`, besides "default".
   virtual std::vector<std::string> algorithms(Collective) const { return {}; }
+  // Why algorithms() is empty although the library has algorithms (e.g. Open MPI started
+  // without dynamic rules); printed once as a warning when -A asks for more than default.
+  virtual std::string algorithms_unavailable() const { return {}; }
   virtual Memory& memory() = 0;
   // A communicator running `algorithm` ("default" or a name from algorithms(c)) for `c`.
   virtual Opened open(Collective c, const std::string& algorithm) = 0;

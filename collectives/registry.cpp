@@ -1,6 +1,9 @@
 #include "collectives/registry.hpp"
 
 #include "collectives/mpi/mpi_backend.hpp"
+#ifdef COMMBENCH_HAVE_GLOO
+#include "collectives/gloo/gloo_backend.hpp"
+#endif
 
 namespace cb {
 
@@ -9,6 +12,11 @@ const std::vector<BackendEntry>& backend_registry() {
       {"mpi", "MPI collectives on host memory",
        [](const BackendOptions&) { return std::string(); },
        [](const BackendOptions&) { return mpi::make_backend(); }},
+#ifdef COMMBENCH_HAVE_GLOO
+      {"gloo", "Gloo collectives over TCP on host memory",
+       [](const BackendOptions&) { return std::string(); },
+       [](const BackendOptions& o) { return gloo_backend::make_backend(o); }},
+#endif
   };
   return kEntries;
 }

@@ -15,6 +15,10 @@ namespace cb {
 struct BackendOptions {
   LaunchInfo launch;
   MemoryKind memory = MemoryKind::Host;
+  // The run's control channel (null outside `run`); backends may bootstrap through it.
+  Control* control = nullptr;
+  double timeout_seconds = 300;  // --timeout
+  std::string gloo_iface;        // --gloo-iface
 };
 
 struct BackendEntry {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <string_view>
 #include <thread>
@@ -26,6 +27,18 @@ void parse_fault(int& hang_rank, int& corrupt_rank) {
   int rank = std::atoi(std::string(f.substr(colon + 1)).c_str());
   if (f.substr(0, colon) == "hang") hang_rank = rank;
   if (f.substr(0, colon) == "corrupt") corrupt_rank = rank;
+}
+
+// COMMBENCH_TEST_FAULT=die:R: rank R kills itself with SIGKILL inside the timed loop, as a
+// crashed rank would (tests the launcher's failure handling).
+int fault_die_rank() {
+  static const int rank = [] {
+    const char* env = std::getenv("COMMBENCH_TEST_FAULT");
+    std::string_view f(env ? env : "");
+    if (f.substr(0, 4) != "die:") return -1;
+    return std::atoi(std::string(f.substr(4)).c_str());
+  }();
+  return rank;
 }
 
 std::byte* at(void* base, std::uint64_t elements, DType t) {
@@ -58,6 +71,7 @@ CollectiveCall Runner::call_for(const Case& c) const {
 
 double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
                          IterationTimer* timer, std::vector<double>* samples) {
+  if (comm.rank() == fault_die_rank()) std::raise(SIGKILL);
   if (comm.rank() == fault_hang_rank_) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // never enters the call
   }
