@@ -49,6 +49,8 @@ struct RunRequest {
   std::vector<std::string> outputs;
   std::string progress = "auto";
   std::string gloo_iface;
+  std::string nccl_lib;
+  std::string gpus;
 };
 
 struct Settings {
@@ -57,6 +59,7 @@ struct Settings {
   std::vector<std::string> backends;
   MemoryKind memory = MemoryKind::Host;
   double timeout = 300;
+  int gpus = 1;
 };
 
 std::uint64_t positive_count(const std::string& text, const char* what, bool allow_zero) {
@@ -91,6 +94,20 @@ std::vector<std::string> resolve_backends(const std::string& requested, const La
   }
   if (names.empty()) usage_error("empty --backends list: this build offers {}", backend_names());
   return names;
+}
+
+// GPU options against the chosen backends; -e defaults to 1G for nccl's device memory.
+void check_gpu_options(const RunRequest& rq, Settings& s) {
+  const bool nccl = std::find(s.backends.begin(), s.backends.end(), "nccl") != s.backends.end();
+  if (nccl && s.memory == MemoryKind::Host && !rq.memory.empty()) {
+    usage_error("the nccl backend needs --memory device (its buffers live on the GPU)");
+  }
+  if (s.gpus > 1 && (!nccl || s.backends.size() > 1)) {
+    usage_error("--gpus {} applies to the nccl backend only: use -B nccl", s.gpus);
+  }
+  if (nccl && rq.memory.empty() && rq.max_bytes.empty()) {
+    s.sweep.max_bytes = std::max<std::uint64_t>(1ULL << 30, s.sweep.min_bytes);
+  }
 }
 
 Settings validate(const RunRequest& rq) {
@@ -138,6 +155,7 @@ Settings validate(const RunRequest& rq) {
 #ifdef COMMBENCH_HAVE_GLOO
   if (!rq.gloo_iface.empty()) gloo_backend::check_interface(rq.gloo_iface);
 #endif
+  if (!rq.gpus.empty()) s.gpus = static_cast<int>(positive_count(rq.gpus, "--gpus", false));
   return s;
 }
 
@@ -165,7 +183,14 @@ int execute(const RunRequest& rq) {
   BackendOptions bo;
   bo.launch = detect_launch();
   bo.memory = s.memory;
+  bo.memory_explicit = !rq.memory.empty();
+  bo.nccl_library = rq.nccl_lib;
+  bo.gpus_per_process = s.gpus;
+  bo.dtypes = s.sweep.dtypes;
+  bo.ops = s.sweep.ops;
+  for (const auto& a : s.sweep.algorithms) bo.report_choice |= a == "default" || a == "all";
   s.backends = resolve_backends(rq.backends, bo.launch, bo);
+  check_gpu_options(rq, s);
 
   // No launcher: start the ranks (locally, or under the MPI launcher) and report their outcome.
   const int wanted_ranks = rq.nranks.empty()
@@ -185,6 +210,7 @@ int execute(const RunRequest& rq) {
   }
 
   Watchdog watchdog(s.timeout, bo.launch.rank == 0);
+  bo.watchdog = &watchdog;
   watchdog.arm("start-up (control channel rendezvous)");
   std::unique_ptr<Control> control = make_run_control(bo.launch, s.timeout);
   const int rank = control->rank();
@@ -217,7 +243,7 @@ int execute(const RunRequest& rq) {
   std::vector<std::string> notes;
   std::size_t total = 0;
   for (auto& b : backends) {
-    plans.push_back(plan_cases(*b, s.sweep, nranks, notes));
+    plans.push_back(plan_cases(*b, s.sweep, b->size(), notes));  // several GPUs per process
     total += plans.back().size();
   }
   if (rank == 0) {
@@ -235,7 +261,7 @@ int execute(const RunRequest& rq) {
   meta.nranks = nranks;
   meta.nnodes = static_cast<int>(hosts.names.size());
   meta.ranks_per_node = hosts.ranks_per_node;
-  for (auto& b : backends) meta.libraries[b->name()] = b->library();
+  for (auto& b : backends) meta.libraries[b->name()] = b->library_detail();
   meta.environment = steering_environment();
   // Each host's hardware fingerprint, so that comparing runs can tell when the hardware differs.
   meta.topology = topology_summary(control->allgather(host_topology_facts().dump()));
@@ -289,6 +315,9 @@ int execute(const RunRequest& rq) {
       }
       Measurement m = runner.run(*it->second.comm, c, done);
       ResultRecord rec = make_record(backend, c, m, meta.nnodes);
+      if (std::string chosen = it->second.comm->describe_choice(); !chosen.empty()) {
+        rec.algorithm = chosen;  // what the library picked for "default"
+      }
       if (rec.wrong && *rec.wrong > 0) {
         wrong_total += *rec.wrong;
         if (wrong_cases++ == 0) first_wrong = fmt::format("{} {}", backend.name(), describe(c));
@@ -338,6 +367,9 @@ void register_run(CLI::App& app, Action& action) {
   run->add_option("--format", rq->format, "stdout format: table, csv, json, md, gbench (default table)");
   run->add_option("--output", rq->outputs, "also write FILE (.txt .csv .json .jsonl .md .gbench.json); repeatable");
   run->add_option("--progress", rq->progress, "progress on stderr: auto, always, never");
+  run->add_option("--nccl-lib", rq->nccl_lib,
+                  "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then search)");
+  run->add_option("-g,--gpus", rq->gpus, "GPUs each process drives with -B nccl (default 1)");
   run->callback([rq, &action] {
     action = [rq] { return execute(*rq); };
   });

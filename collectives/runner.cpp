@@ -143,26 +143,34 @@ std::optional<std::uint64_t> Runner::validate(Communicator& comm, const Case& c,
   std::uint64_t region = c.placement == Placement::Out
                              ? elements(ci.recv, c.count, n)
                              : in_place_elements(c.collective, c.count, n);
-  memory_.poison(call.recv, region * info(c.dtype).size);
-  fill_input(c, call, pattern, rank);
+  // Each rank this process drives (several GPUs per process) has its own buffers and input.
+  for (int l = 0; l < comm.local_ranks(); ++l) {
+    CollectiveCall local = comm.local_call(call, l);
+    memory_.poison(local.recv, region * info(c.dtype).size);
+    fill_input(c, local, pattern, rank + l);
+  }
   control_.barrier();
   watchdog_.progress(++progress_);
   comm.issue(call);
   comm.complete();
   watchdog_.progress(++progress_);
 
-  void* result = call.recv;
-  if (c.placement == Placement::In) {
-    result = at(call.recv, comm.in_place_output_offset(c.collective, rank, c.count), c.dtype);
-  }
-  std::vector<Segment> segments = comm.expected(call);
-  if (rank == fault_corrupt_rank_ && !segments.empty()) {
-    memory_.corrupt(at(result, segments.front().dst_offset, c.dtype), info(c.dtype).size);
-  }
   std::uint64_t wrong = 0;
-  for (const auto& s : segments) {
-    wrong += memory_.count_wrong(at(result, s.dst_offset, c.dtype), s.length,
-                                 pattern.table_for(s), s.src_offset);
+  for (int l = 0; l < comm.local_ranks(); ++l) {
+    CollectiveCall local = comm.local_call(call, l);
+    void* result = local.recv;
+    if (c.placement == Placement::In) {
+      result = at(local.recv, comm.in_place_output_offset(c.collective, rank + l, c.count),
+                  c.dtype);
+    }
+    std::vector<Segment> segments = comm.expected(local);
+    if (rank + l == fault_corrupt_rank_ && !segments.empty()) {
+      memory_.corrupt(at(result, segments.front().dst_offset, c.dtype), info(c.dtype).size);
+    }
+    for (const auto& s : segments) {
+      wrong += memory_.count_wrong(at(result, s.dst_offset, c.dtype), s.length,
+                                   pattern.table_for(s), s.src_offset);
+    }
   }
   control_.sum(&wrong, 1);
   return wrong;
@@ -174,7 +182,9 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   {
     // Timing data: the pattern for seed 0 (its values do not matter, only that they are finite).
     Pattern pattern(c.dtype, c.op == ReduceOp::None ? ReduceOp::Max : c.op, backend_.size(), 0);
-    fill_input(c, call, pattern, comm.rank());
+    for (int l = 0; l < comm.local_ranks(); ++l) {
+      fill_input(c, comm.local_call(call, l), pattern, comm.rank() + l);
+    }
   }
   control_.barrier();
 

@@ -191,7 +191,7 @@ bool hierarchical_world() {
 
 class MpiBackend : public Backend {
  public:
-  MpiBackend() : memory_(make_host_memory()) {
+  explicit MpiBackend(std::unique_ptr<Memory> memory) : memory_(std::move(memory)) {
     ensure_initialized();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
@@ -238,6 +238,8 @@ class MpiBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend() { return std::make_unique<MpiBackend>(); }
+std::unique_ptr<Backend> make_backend(std::unique_ptr<Memory> memory) {
+  return std::make_unique<MpiBackend>(std::move(memory));
+}
 
 }  // namespace cb::mpi
