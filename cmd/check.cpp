@@ -46,8 +46,8 @@ SpecVocabulary vocabulary() {
     auto c = parse_collective(n);
     return c ? std::optional<std::string>(std::string(name(*c))) : std::nullopt;
   };
-  v.collective_names = names_of<CollectiveInfo>(all_collectives(),
-                                                [](const CollectiveInfo& c) { return c.name; });
+  v.collective_names =
+      names_of<CollectiveInfo>(all_collectives(), [](const CollectiveInfo& c) { return c.name; });
   v.dtype = [](std::string_view n) -> std::optional<std::string> {
     auto t = parse_dtype(n);
     return t ? std::optional<std::string>(std::string(info(*t).name)) : std::nullopt;
@@ -70,9 +70,10 @@ nlohmann::json read_topology_file(const std::string& path) {
   try {
     return nlohmann::json::parse(text.str());
   } catch (const nlohmann::json::parse_error& e) {
-    usage_error("{}: not valid JSON (truncated or corrupt near byte {}): expected a {} document "
-                "as written by `commbench topo --format json`",
-                path, e.byte, kTopologyDocumentSchema);
+    usage_error(
+        "{}: not valid JSON (truncated or corrupt near byte {}): expected a {} document "
+        "as written by `commbench topo --format json`",
+        path, e.byte, kTopologyDocumentSchema);
   }
 }
 
@@ -96,8 +97,9 @@ int execute(const CheckRequest& rq) {
   }
   if (!rq.junit.empty()) check_output_directory(rq.junit);
   if (!rq.topology.empty() && !rq.sysfs_root.empty()) {
-    usage_error("--topology and --sysfs-root exclude each other: give a topology document or a "
-                "tree to probe");
+    usage_error(
+        "--topology and --sysfs-root exclude each other: give a topology document or a "
+        "tree to probe");
   }
 
   Spec spec = read_spec(rq.spec, vocabulary());

@@ -38,7 +38,8 @@ PlotOptions validate(const PlotRequest& rq) {
     auto c = parse_collective(rq.collective);
     if (!c) {
       std::string names;
-      for (const auto& i : all_collectives()) names += (names.empty() ? "" : ", ") + std::string(i.name);
+      for (const auto& i : all_collectives())
+        names += (names.empty() ? "" : ", ") + std::string(i.name);
       usage_error("unknown --collective '{}': expected one of {}", rq.collective, names);
     }
     o.collective = std::string(name(*c));
@@ -73,7 +74,8 @@ void register_plot(CLI::App& app, Action& action) {
       ->required();
   p->add_option("-o,--output", rq->output, "the chart to write (FILE.svg)")->required();
   p->add_option("--metric", rq->metric, "busbw, algbw or time (default busbw)");
-  p->add_option("--collective", rq->collective, "plot only this collective (default: a panel each)");
+  p->add_option("--collective", rq->collective,
+                "plot only this collective (default: a panel each)");
   p->add_option("--title", rq->title, "chart title (default: from the results' metadata)");
   p->callback([rq, &action] { action = [rq] { return execute(*rq); }; });
 }

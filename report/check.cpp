@@ -61,7 +61,10 @@ std::string filters(const ResultRequirement& q) {
 }
 
 void add_detail(RequirementResult& out, std::string line) {
-  if (out.details.size() < kMaxDetails) out.details.push_back(std::move(line));
+  if (out.details.size() >= kMaxDetails) return;
+  if (std::find(out.details.begin(), out.details.end(), line) == out.details.end()) {
+    out.details.push_back(std::move(line));
+  }
 }
 
 // One limit on one figure of every matched record: the worst value goes into `measured`, every
@@ -74,7 +77,9 @@ struct Limit {
   std::optional<double> (*figure)(const ResultRecord&);
 };
 
-std::string gbps(double v) { return fmt::format("{:.3g} GB/s", v); }
+std::string gbps(double v) {
+  return fmt::format("{:.3g} GB/s", v);
+}
 
 std::string bound_text(const Limit& l) {
   return fmt::format("{} {} {}", l.what, l.at_least ? ">=" : "<=", l.format(l.bound));
@@ -118,9 +123,9 @@ std::size_t apply(const Limit& limit, const std::vector<Sourced>& matched, Requi
       worst_at = &s;
     }
   }
-  measured.push_back(worst ? fmt::format("worst {} {} at {}", limit.what, limit.format(*worst),
-                                         where(*worst_at))
-                           : fmt::format("no {}", limit.what));
+  measured.push_back(
+      worst ? fmt::format("worst {} {} at {}", limit.what, limit.format(*worst), where(*worst_at))
+            : fmt::format("no {}", limit.what));
   return shortfalls;
 }
 
@@ -215,8 +220,8 @@ std::vector<LinkDevice> link_devices(const json& doc) {
   for (const auto& n : array_of(doc, "nics")) {
     if (array_of(n, "ports").empty()) continue;  // not an RDMA device
     std::string bdf = string_at(n, "bdf");
-    out.push_back({fmt::format("{} ({})", string_at(n, "name"), bdf), false, link_of(bdf),
-                   parent_of(bdf)});
+    out.push_back(
+        {fmt::format("{} ({})", string_at(n, "name"), bdf), false, link_of(bdf), parent_of(bdf)});
   }
   return out;
 }
@@ -233,7 +238,8 @@ std::vector<IbPort> ib_ports(const json& doc) {
     for (const auto& p : array_of(n, "ports")) {
       if (string_at(p, "link_layer") != "InfiniBand") continue;
       std::string state = string_at(p, "state");
-      if (auto colon = state.find(": "); colon != std::string::npos) state = state.substr(colon + 2);
+      if (auto colon = state.find(": "); colon != std::string::npos)
+        state = state.substr(colon + 2);
       std::string port = p.contains("port") ? p["port"].dump() : "?";
       out.push_back({fmt::format("{} port {}", string_at(n, "name"), port), state,
                      number_at(p, "rate_gbps")});
@@ -344,6 +350,7 @@ void check_nvlink(const json& doc, TopologyChecks& c) {
     if (!fewest || *up < *fewest) fewest = *up;
   }
   if (gpus.empty()) c.detail("no GPUs");
+  if (!gpus.empty() && (!most || *most == 0)) c.detail("no GPU has an NVLink up");
   c.add(ok,
         fewest ? fmt::format("NVLinks up per GPU {:g}..{:g}", *fewest, most.value_or(0))
                : std::string("no NVLink data"),
@@ -397,8 +404,7 @@ RequirementResult evaluate(const TopologyRequirement& q, const json& doc) {
   }
   if (q.numa_nodes) {
     auto n = array_of(doc, "numa_nodes").size();
-    c.add(static_cast<int>(n) == *q.numa_nodes,
-          fmt::format("{} NUMA node{}", n, n == 1 ? "" : "s"),
+    c.add(static_cast<int>(n) == *q.numa_nodes, fmt::format("{} NUMA node{}", n, n == 1 ? "" : "s"),
           fmt::format("numa_nodes = {}", *q.numa_nodes));
   }
   check_pcie(q, doc, c);
@@ -415,7 +421,8 @@ RequirementResult evaluate(const TopologyRequirement& q, const json& doc) {
   }
   if (q.no_warnings) {
     const json& w = array_of(doc, "warnings");
-    for (const auto& line : w) add_detail(out, line.is_string() ? line.get<std::string>() : line.dump());
+    for (const auto& line : w)
+      add_detail(out, line.is_string() ? line.get<std::string>() : line.dump());
     c.add(w.empty(), fmt::format("{} probe warning{}", w.size(), w.size() == 1 ? "" : "s"),
           "no probe warnings");
   }
@@ -448,7 +455,8 @@ std::string CheckReport::summary() const {
 }
 
 void validate_topology(const json& doc, const std::string& source) {
-  if (!doc.is_object()) usage_error("{}: not a JSON object: expected a {} document", source, kTopologyDocumentSchema);
+  if (!doc.is_object())
+    usage_error("{}: not a JSON object: expected a {} document", source, kTopologyDocumentSchema);
   auto schema = doc.find("schema");
   if (schema == doc.end() || !schema->is_string()) {
     usage_error("{}: no 'schema' field: expected a {} document", source, kTopologyDocumentSchema);
@@ -460,7 +468,8 @@ void validate_topology(const json& doc, const std::string& source) {
   for (const char* key : {"numa_nodes", "pci_devices", "gpus", "nics", "warnings"}) {
     auto it = doc.find(key);
     if (it != doc.end() && !it->is_array()) {
-      usage_error("{}: '{}' must be an array in a {} document", source, key, kTopologyDocumentSchema);
+      usage_error("{}: '{}' must be an array in a {} document", source, key,
+                  kTopologyDocumentSchema);
     }
   }
 }

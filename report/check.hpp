@@ -33,8 +33,8 @@ struct CheckReport {
   std::vector<RequirementResult> items;
 
   int passed() const;
-  int failed() const;    // error severity, not passed
-  int warnings() const;  // warning severity, not passed
+  int failed() const;           // error severity, not passed
+  int warnings() const;         // warning severity, not passed
   std::string summary() const;  // "3 passed, 1 failed, 0 warnings"
 };
 

@@ -12,7 +12,7 @@ namespace cb {
 
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // "schema" first
 
 // PASS, FAIL (error severity) or WARN (warning severity, not met).
 std::string status(const RequirementResult& r) {
@@ -48,35 +48,36 @@ void write_table(const CheckReport& r, std::ostream& out) {
 }
 
 void write_json(const CheckReport& r, std::ostream& out) {
-  json doc = {{"schema", kCheckSchema},
-              {"spec", r.spec_path},
-              {"name", r.spec_name},
-              {"result_files", r.result_files},
-              {"topology_source", r.topology_source.empty() ? json(nullptr)
-                                                            : json(r.topology_source)},
-              {"summary",
-               {{"passed", r.passed()},
-                {"failed", r.failed()},
-                {"warnings", r.warnings()},
-                {"ok", r.failed() == 0}}},
-              {"requirements", json::array()}};
+  json doc = {
+      {"schema", kCheckSchema},
+      {"spec", r.spec_path},
+      {"name", r.spec_name},
+      {"result_files", r.result_files},
+      {"topology_source", r.topology_source.empty() ? json(nullptr) : json(r.topology_source)},
+      {"summary",
+       {{"passed", r.passed()},
+        {"failed", r.failed()},
+        {"warnings", r.warnings()},
+        {"ok", r.failed() == 0}}},
+      {"requirements", json::array()}};
   for (const auto& i : r.items) {
-    doc["requirements"].push_back({{"name", i.name},
-                                   {"kind", i.kind},
-                                   {"line", i.line},
-                                   {"severity", severity_name(i.severity)},
-                                   {"status", i.passed ? "pass" : (i.severity == Severity::Error ? "fail" : "warn")},
-                                   {"measured", i.measured},
-                                   {"expected", i.expected},
-                                   {"details", i.details}});
+    doc["requirements"].push_back(
+        {{"name", i.name},
+         {"kind", i.kind},
+         {"line", i.line},
+         {"severity", severity_name(i.severity)},
+         {"status", i.passed ? "pass" : (i.severity == Severity::Error ? "fail" : "warn")},
+         {"measured", i.measured},
+         {"expected", i.expected},
+         {"details", i.details}});
   }
   out << doc.dump(1) << "\n" << std::flush;
 }
 
 void write_md(const CheckReport& r, std::ostream& out) {
-  out << fmt::format("### commbench check {}: {}\n\n", md_escape(r.spec_name),
-                     r.failed() > 0 ? fmt::format("**{} failed**", r.failed())
-                                    : std::string("passed"));
+  out << fmt::format(
+      "### commbench check {}: {}\n\n", md_escape(r.spec_name),
+      r.failed() > 0 ? fmt::format("**{} failed**", r.failed()) : std::string("passed"));
   out << md_escape(sources(r)) << " · " << r.summary() << "\n\n";
   MarkdownTable t;
   t.set_header({"status", "severity", "kind", "requirement", "measured", "expected"});
@@ -105,7 +106,9 @@ const std::vector<std::string>& formats() {
 
 }  // namespace
 
-void check_check_format(std::string_view format) { check_report_format(format, formats()); }
+void check_check_format(std::string_view format) {
+  check_report_format(format, formats());
+}
 
 void write_check_report(const CheckReport& report, std::string_view format, std::ostream& out) {
   check_check_format(format);

@@ -5,12 +5,12 @@
 #include <toml.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "report/error.hpp"
@@ -20,15 +20,19 @@ namespace cb {
 
 namespace {
 
-constexpr std::array kResultKeys = {"name",     "collective", "backend",        "algorithm",
-                                    "dtype",    "op",         "placement",      "nranks",
-                                    "min_bytes", "max_bytes", "min_busbw_GBps", "max_time_us",
-                                    "max_p99_us", "severity"};
-constexpr std::array kTopologyKeys = {"name",           "gpus",
-                                      "numa_nodes",     "pcie_min_gts",
-                                      "pcie_min_width", "nvlink_all_up",
-                                      "ib_ports",       "ib_ports_active_min_gbps",
-                                      "gdr",            "no_warnings",
+constexpr std::array kResultKeys = {
+    "name",   "collective", "backend",   "algorithm",      "dtype",       "op",         "placement",
+    "nranks", "min_bytes",  "max_bytes", "min_busbw_GBps", "max_time_us", "max_p99_us", "severity"};
+constexpr std::array kTopologyKeys = {"name",
+                                      "gpus",
+                                      "numa_nodes",
+                                      "pcie_min_gts",
+                                      "pcie_min_width",
+                                      "nvlink_all_up",
+                                      "ib_ports",
+                                      "ib_ports_active_min_gbps",
+                                      "gdr",
+                                      "no_warnings",
                                       "severity"};
 
 template <std::size_t N>
@@ -265,15 +269,17 @@ const toml::array& tables(const toml::value& root, const char* key, const std::s
   const toml::value& v = root.as_table().at(key);
   if (!v.is_array() || !std::all_of(v.as_array().begin(), v.as_array().end(),
                                     [](const toml::value& x) { return x.is_table(); })) {
-    usage_error("{}:{}: '{}' must be an array of tables, written [[{}]]", path,
-                v.location().line(), key, key);
+    usage_error("{}:{}: '{}' must be an array of tables, written [[{}]]", path, v.location().line(),
+                key, key);
   }
   return v.as_array();
 }
 
 }  // namespace
 
-const char* severity_name(Severity s) { return s == Severity::Error ? "error" : "warning"; }
+const char* severity_name(Severity s) {
+  return s == Severity::Error ? "error" : "warning";
+}
 
 Spec parse_spec(std::string_view text, const std::string& path, const SpecVocabulary& vocab) {
   toml::value root;
@@ -318,7 +324,8 @@ Spec parse_spec(std::string_view text, const std::string& path, const SpecVocabu
 
 Spec read_spec(const std::string& path, const SpecVocabulary& vocab) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) usage_error("cannot read spec '{}': a directory", path);
+  if (std::filesystem::is_directory(path, ec))
+    usage_error("cannot read spec '{}': a directory", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) usage_error("cannot read spec '{}': {}", path, std::strerror(errno));
   std::ostringstream text;

@@ -33,15 +33,15 @@ struct ResultRequirement {
 struct TopologyRequirement {
   std::string name;
   int line = 0;
-  std::optional<int> gpus;            // exact count
-  std::optional<int> numa_nodes;      // exact count
+  std::optional<int> gpus;             // exact count
+  std::optional<int> numa_nodes;       // exact count
   std::optional<double> pcie_min_gts;  // every GPU and NIC link, current speed
   std::optional<int> pcie_min_width;   // every GPU and NIC link, current width
   bool nvlink_all_up = false;          // every GPU has the most NVLinks any GPU has, > 0
   std::optional<int> ib_ports;         // exact count of InfiniBand ports
   std::optional<double> ib_ports_active_min_gbps;  // every InfiniBand port ACTIVE at >= this rate
-  bool gdr = false;                    // GPUDirect RDMA module present
-  bool no_warnings = false;            // the probe reported no problem
+  bool gdr = false;                                // GPUDirect RDMA module present
+  bool no_warnings = false;                        // the probe reported no problem
   Severity severity = Severity::Error;
 };
 

@@ -21,13 +21,14 @@ std::map<RecordKey, Group> group_by_key(const ResultFile& f) {
   std::map<RecordKey, Group> groups;
   for (const auto& r : f.records) groups[key_of(r)].push_back(&r);
   for (auto& [key, g] : groups) {
-    std::stable_sort(g.begin(), g.end(),
-                     [](auto* a, auto* b) { return a->time_us < b->time_us; });
+    std::stable_sort(g.begin(), g.end(), [](auto* a, auto* b) { return a->time_us < b->time_us; });
   }
   return groups;
 }
 
-const ResultRecord& median(const Group& g) { return *g[(g.size() - 1) / 2]; }
+const ResultRecord& median(const Group& g) {
+  return *g[(g.size() - 1) / 2];
+}
 
 // Warnings are collected once each, in the order found.
 class Warnings {
@@ -69,7 +70,8 @@ void compare_topology(const nlohmann::json& a, const nlohmann::json& b, Warnings
   };
   std::string fa = fingerprint(a), fb = fingerprint(b);
   if (!fa.empty() && !fb.empty()) {
-    if (fa != fb) w.add(fmt::format("hardware differs: topology fingerprint {} (base) vs {} (new)", fa, fb));
+    if (fa != fb)
+      w.add(fmt::format("hardware differs: topology fingerprint {} (base) vs {} (new)", fa, fb));
     return;
   }
   if (a == b) return;
@@ -92,12 +94,13 @@ void compare_meta(const RunMeta& a, const RunMeta& b, const nlohmann::json& ta,
     w.add(fmt::format("commbench version differs: {} (base) vs {} (new)", a.version, b.version));
   }
   if (a.hosts != b.hosts) {
-    w.add(fmt::format("hosts differ: {} (base) vs {} (new)", join(a.hosts, ","),
-                      join(b.hosts, ",")));
+    w.add(
+        fmt::format("hosts differ: {} (base) vs {} (new)", join(a.hosts, ","), join(b.hosts, ",")));
   }
   if (a.nranks != b.nranks || a.nnodes != b.nnodes || a.ranks_per_node != b.ranks_per_node) {
-    w.add(fmt::format("job shape differs: {} ranks on {} nodes (base) vs {} ranks on {} nodes (new)",
-                      a.nranks, a.nnodes, b.nranks, b.nnodes));
+    w.add(
+        fmt::format("job shape differs: {} ranks on {} nodes (base) vs {} ranks on {} nodes (new)",
+                    a.nranks, a.nnodes, b.nranks, b.nnodes));
   }
   for (const auto& [backend, lib] : a.libraries) {
     auto it = b.libraries.find(backend);
@@ -144,8 +147,8 @@ Verdict decide(const Comparison& c, const CompareOptions& o) {
 }  // namespace
 
 RecordKey key_of(const ResultRecord& r) {
-  return {r.collective, r.backend, r.algorithm, r.dtype, r.op, r.placement, r.root, r.nranks,
-          r.bytes};
+  return {r.collective, r.backend, r.algorithm, r.dtype, r.op,
+          r.placement,  r.root,    r.nranks,    r.bytes};
 }
 
 std::string describe(const RecordKey& k) {
@@ -157,7 +160,9 @@ std::string describe(const RecordKey& k) {
   return s;
 }
 
-const char* metric_name(Metric m) { return m == Metric::Busbw ? "busbw" : "time"; }
+const char* metric_name(Metric m) {
+  return m == Metric::Busbw ? "busbw" : "time";
+}
 
 const char* verdict_name(Verdict v) {
   switch (v) {
@@ -192,12 +197,12 @@ std::string CompareReport::summary() const {
   auto plural = [](int n, const char* one, const char* many) {
     return fmt::format("{} {}", n, n == 1 ? one : many);
   };
-  return fmt::format("{} compared: {}, {}, {} within noise, {} unchanged; {} only in base, {} only "
-                     "in new",
-                     rows.size(), plural(count(Verdict::Regression), "regression", "regressions"),
-                     plural(count(Verdict::Improvement), "improvement", "improvements"),
-                     count(Verdict::Noise), count(Verdict::Unchanged), base_only.size(),
-                     new_only.size());
+  return fmt::format(
+      "{} compared: {}, {}, {} within noise, {} unchanged; {} only in base, {} only "
+      "in new",
+      rows.size(), plural(count(Verdict::Regression), "regression", "regressions"),
+      plural(count(Verdict::Improvement), "improvement", "improvements"), count(Verdict::Noise),
+      count(Verdict::Unchanged), base_only.size(), new_only.size());
 }
 
 CompareReport compare_results(const ResultFile& base, const ResultFile& next,
@@ -214,9 +219,9 @@ CompareReport compare_results(const ResultFile& base, const ResultFile& next,
   }
   for (const ResultFile* f : {&base, &next}) {
     if (!f->meta) {
-      report.notes.push_back(fmt::format(
-          "{} has no run metadata ({}): hosts, hardware and settings not compared", f->path,
-          f->format));
+      report.notes.push_back(
+          fmt::format("{} has no run metadata ({}): hosts, hardware and settings not compared",
+                      f->path, f->format));
     }
   }
 
@@ -232,8 +237,8 @@ CompareReport compare_results(const ResultFile& base, const ResultFile& next,
     const ResultRecord& rb = median(bg);
     const ResultRecord& rn = median(ng);
     if (rb.library != rn.library) {
-      warnings.add(fmt::format("{} library differs: {} (base) vs {} (new)", key.backend,
-                               rb.library, rn.library));
+      warnings.add(fmt::format("{} library differs: {} (base) vs {} (new)", key.backend, rb.library,
+                               rn.library));
     }
     Comparison c;
     c.key = key;
@@ -243,8 +248,8 @@ CompareReport compare_results(const ResultFile& base, const ResultFile& next,
     c.base = side_of(bg, c.metric);
     c.next = side_of(ng, c.metric);
     if (c.base.value <= 0 || c.next.value <= 0 || c.base.p50_us <= 0 || c.next.p50_us <= 0) {
-      report.notes.push_back(fmt::format("{}: a zero {} or p50, not compared", describe(key),
-                                         metric_name(c.metric)));
+      report.notes.push_back(
+          fmt::format("{}: a zero {} or p50, not compared", describe(key), metric_name(c.metric)));
       continue;
     }
     c.change = c.next.value / c.base.value - 1;

@@ -55,10 +55,10 @@ struct Comparison {
   RecordKey key;
   Metric metric = Metric::Time;
   Side base, next;
-  double change = 0;         // next / base - 1 of the compared figure
-  double worse = 0;          // fraction worse, positive = regression direction
-  double median_worse = 0;   // the same computed from p50 times
-  double noise = 0;          // noise band as a fraction
+  double change = 0;        // next / base - 1 of the compared figure
+  double worse = 0;         // fraction worse, positive = regression direction
+  double median_worse = 0;  // the same computed from p50 times
+  double noise = 0;         // noise band as a fraction
   Verdict verdict = Verdict::Unchanged;
 };
 
@@ -71,7 +71,7 @@ struct CompareReport {
   std::vector<std::string> notes;     // things not compared and why
 
   int count(Verdict v) const;
-  int regressions() const;  // including one-sided records when fail_on_missing
+  int regressions() const;      // including one-sided records when fail_on_missing
   std::string summary() const;  // one line: "12 compared: 1 regression, ..."
 };
 

@@ -16,7 +16,7 @@ namespace cb {
 
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // "schema" first
 
 std::string percent(double fraction) {
   double p = std::round(fraction * 1000) / 10;
@@ -32,7 +32,9 @@ std::string value(const Comparison& c, double v) {
   return c.metric == Metric::Busbw ? fmt::format("{:.3g} GB/s", v) : format_time_us(v);
 }
 
-std::string root_text(int root) { return root < 0 ? "-" : std::to_string(root); }
+std::string root_text(int root) {
+  return root < 0 ? "-" : std::to_string(root);
+}
 
 std::string size_text(const RecordKey& k) {
   return k.collective == "barrier" ? "-" : format_size(k.bytes);
@@ -90,17 +92,23 @@ void write_csv(const CompareReport& r, std::ostream& out) {
                    "noise_pct", "base_runs", "new_runs", "status"})
       << "\r\n";
   auto key_fields = [](const RecordKey& k) {
-    return std::vector<std::string>{k.collective, k.backend, k.algorithm, k.dtype, k.op,
-                                    k.placement, std::to_string(k.root), std::to_string(k.nranks),
+    return std::vector<std::string>{k.collective,
+                                    k.backend,
+                                    k.algorithm,
+                                    k.dtype,
+                                    k.op,
+                                    k.placement,
+                                    std::to_string(k.root),
+                                    std::to_string(k.nranks),
                                     std::to_string(k.bytes)};
   };
   auto num = [](double v) { return fmt::format("{:.6g}", v); };
   for (const Comparison* c : ordered(r)) {
     auto f = key_fields(c->key);
-    f.insert(f.end(), {metric_name(c->metric), num(c->base.value), num(c->next.value),
-                       num(c->change * 100), num(p50_change(*c) * 100), num(c->noise * 100),
-                       std::to_string(c->base.runs), std::to_string(c->next.runs),
-                       verdict_name(c->verdict)});
+    f.insert(f.end(),
+             {metric_name(c->metric), num(c->base.value), num(c->next.value), num(c->change * 100),
+              num(p50_change(*c) * 100), num(c->noise * 100), std::to_string(c->base.runs),
+              std::to_string(c->next.runs), verdict_name(c->verdict)});
     out << csv_line(f) << "\r\n";
   }
   for (const auto* list : {&r.base_only, &r.new_only}) {
@@ -115,9 +123,15 @@ void write_csv(const CompareReport& r, std::ostream& out) {
 }
 
 json key_json(const RecordKey& k) {
-  return {{"collective", k.collective}, {"backend", k.backend}, {"algorithm", k.algorithm},
-          {"dtype", k.dtype},           {"op", k.op},           {"placement", k.placement},
-          {"root", k.root},             {"nranks", k.nranks},   {"bytes", k.bytes}};
+  return {{"collective", k.collective},
+          {"backend", k.backend},
+          {"algorithm", k.algorithm},
+          {"dtype", k.dtype},
+          {"op", k.op},
+          {"placement", k.placement},
+          {"root", k.root},
+          {"nranks", k.nranks},
+          {"bytes", k.bytes}};
 }
 
 json side_json(const Side& s) {
@@ -127,27 +141,27 @@ json side_json(const Side& s) {
 
 void write_json(const CompareReport& r, std::ostream& out) {
   json doc = {{"schema", kCompareSchema},
-               {"base", r.base_path},
-               {"new", r.new_path},
-               {"settings",
-                {{"threshold_pct", r.options.threshold * 100},
-                 {"noise_factor", r.options.noise_factor},
-                 {"latency_bytes", r.options.latency_bytes},
-                 {"fail_on_missing", r.options.fail_on_missing}}},
-               {"summary",
-                {{"compared", r.rows.size()},
-                 {"regressions", r.count(Verdict::Regression)},
-                 {"improvements", r.count(Verdict::Improvement)},
-                 {"noise", r.count(Verdict::Noise)},
-                 {"unchanged", r.count(Verdict::Unchanged)},
-                 {"base_only", r.base_only.size()},
-                 {"new_only", r.new_only.size()},
-                 {"failed", r.regressions() > 0}}},
-               {"warnings", r.warnings},
-               {"notes", r.notes},
-               {"comparisons", json::array()},
-               {"base_only", json::array()},
-               {"new_only", json::array()}};
+              {"base", r.base_path},
+              {"new", r.new_path},
+              {"settings",
+               {{"threshold_pct", r.options.threshold * 100},
+                {"noise_factor", r.options.noise_factor},
+                {"latency_bytes", r.options.latency_bytes},
+                {"fail_on_missing", r.options.fail_on_missing}}},
+              {"summary",
+               {{"compared", r.rows.size()},
+                {"regressions", r.count(Verdict::Regression)},
+                {"improvements", r.count(Verdict::Improvement)},
+                {"noise", r.count(Verdict::Noise)},
+                {"unchanged", r.count(Verdict::Unchanged)},
+                {"base_only", r.base_only.size()},
+                {"new_only", r.new_only.size()},
+                {"failed", r.regressions() > 0}}},
+              {"warnings", r.warnings},
+              {"notes", r.notes},
+              {"comparisons", json::array()},
+              {"base_only", json::array()},
+              {"new_only", json::array()}};
   for (const Comparison* c : ordered(r)) {
     json row = key_json(c->key);
     row["metric"] = metric_name(c->metric);
@@ -187,16 +201,17 @@ void md_rows(MarkdownTable& t, const std::vector<const Comparison*>& rows) {
 void write_md(const CompareReport& r, std::ostream& out) {
   int regressions = r.count(Verdict::Regression);
   out << "### commbench compare: "
-      << (r.regressions() > 0 ? fmt::format("**{} regression{}**", r.regressions(),
-                                            r.regressions() == 1 ? "" : "s")
-                              : std::string("no regressions"))
+      << (r.regressions() > 0
+              ? fmt::format("**{} regression{}**", r.regressions(), r.regressions() == 1 ? "" : "s")
+              : std::string("no regressions"))
       << "\n\n";
-  out << fmt::format("`{}` (base) → `{}` (new): {} compared · {} regression{} · {} improvement{} · "
-                     "{} within noise · {} unchanged · {} only in base · {} only in new\n\n",
-                     md_escape(r.base_path), md_escape(r.new_path), r.rows.size(), regressions,
-                     regressions == 1 ? "" : "s", r.count(Verdict::Improvement),
-                     r.count(Verdict::Improvement) == 1 ? "" : "s", r.count(Verdict::Noise),
-                     r.count(Verdict::Unchanged), r.base_only.size(), r.new_only.size());
+  out << fmt::format(
+      "{} (base) → {} (new): {} compared · {} regression{} · {} improvement{} · "
+      "{} within noise · {} unchanged · {} only in base · {} only in new\n\n",
+      md_code(r.base_path), md_code(r.new_path), r.rows.size(), regressions,
+      regressions == 1 ? "" : "s", r.count(Verdict::Improvement),
+      r.count(Verdict::Improvement) == 1 ? "" : "s", r.count(Verdict::Noise),
+      r.count(Verdict::Unchanged), r.base_only.size(), r.new_only.size());
   for (const auto& w : r.warnings) out << "> **Warning:** " << md_escape(w) << "\n>\n";
   if (!r.warnings.empty()) out << "\n";
   std::vector<const Comparison*> changed, unchanged;
@@ -233,10 +248,11 @@ const std::vector<std::string>& formats() {
 
 }  // namespace
 
-void check_compare_format(std::string_view format) { check_report_format(format, formats()); }
+void check_compare_format(std::string_view format) {
+  check_report_format(format, formats());
+}
 
-void write_compare_report(const CompareReport& report, std::string_view format,
-                          std::ostream& out) {
+void write_compare_report(const CompareReport& report, std::string_view format, std::ostream& out) {
   check_compare_format(format);
   if (format == "table") {
     write_table(report, out);

@@ -33,13 +33,21 @@ std::string md_escape(std::string_view text) {
   return out;
 }
 
+std::string md_code(std::string_view text) {
+  std::string out = "`";
+  for (char c : text) out += c == '`' ? '\'' : (c == '\n' || c == '\r') ? ' ' : c;
+  return out + "`";
+}
+
 void MarkdownTable::set_header(std::vector<std::string> names, std::vector<Align> align) {
   names_ = std::move(names);
   align_ = std::move(align);
   align_.resize(names_.size(), Align::Left);
 }
 
-void MarkdownTable::add_row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+void MarkdownTable::add_row(std::vector<std::string> cells) {
+  rows_.push_back(std::move(cells));
+}
 
 void MarkdownTable::print(std::ostream& out) const {
   auto line = [&](const std::vector<std::string>& cells, bool escape) {

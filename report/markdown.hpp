@@ -11,6 +11,9 @@ namespace cb {
 // Escapes the characters that would break a table cell or start markup: | \ * _ ` < >.
 std::string md_escape(std::string_view text);
 
+// `text` as an inline code span (backticks inside become quotes; nothing else is escaped).
+std::string md_code(std::string_view text);
+
 class MarkdownTable {
  public:
   enum class Align { Left, Right };

@@ -51,9 +51,7 @@ class MarkdownWriter : public Writer {
                         meta_.nnodes == 1 ? "" : "s",
                         hosts.empty() ? "" : " (" + md_escape(hosts) + ")");
     if (!meta_.command_line.empty()) {
-      std::string cmd = meta_.command_line;
-      std::replace(cmd.begin(), cmd.end(), '`', '\'');
-      out_ << "`" << cmd << "`";
+      out_ << md_code(meta_.command_line);
       if (!meta_.start_time.empty()) out_ << " · started " << md_escape(meta_.start_time);
       out_ << "\n\n";
     }
@@ -68,8 +66,8 @@ class MarkdownWriter : public Writer {
                   A::Right, A::Right, A::Right, A::Right, A::Right});
     for (const auto& r : records_) {
       if (r.collective != collective) continue;
-      t.add_row({format_size(r.bytes), std::to_string(r.count), md_escape(r.dtype),
-                 md_escape(r.op), r.root < 0 ? "-" : std::to_string(r.root),
+      t.add_row({format_size(r.bytes), std::to_string(r.count), md_escape(r.dtype), md_escape(r.op),
+                 r.root < 0 ? "-" : std::to_string(r.root),
                  md_escape(r.backend + "/" + r.algorithm), md_escape(r.placement),
                  format_time_us(r.time_us), format_time_us(r.p50_us), format_time_us(r.p99_us),
                  bandwidth(r.algbw_GBps), bandwidth(r.busbw_GBps),

@@ -22,12 +22,13 @@ Axis size_axis(double min_bytes, double max_bytes, int max_ticks) {
   a.log = true;
   min_bytes = std::max(min_bytes, 1.0);
   max_bytes = std::max(max_bytes, min_bytes);
-  int first = static_cast<int>(std::floor(std::log2(min_bytes)));
-  int last = static_cast<int>(std::ceil(std::log2(max_bytes)));
-  if (last == first) ++last;
-  // Half an octave of margin so end points are not on the frame.
-  a.lo = std::exp2(std::log2(min_bytes) - 0.5);
-  a.hi = std::exp2(std::log2(max_bytes) + 0.5);
+  // Half an octave of margin so end points are not on the frame; a single size gets an octave
+  // and a half either side for context.
+  double margin = min_bytes == max_bytes ? 1.5 : 0.5;
+  a.lo = std::exp2(std::log2(min_bytes) - margin);
+  a.hi = std::exp2(std::log2(max_bytes) + margin);
+  int first = static_cast<int>(std::floor(std::log2(a.lo)));
+  int last = static_cast<int>(std::ceil(std::log2(a.hi)));
   int span = last - first;
   int step = std::max(1, (span + max_ticks - 1) / std::max(1, max_ticks - 1));
   // Prefer steps that keep unit boundaries (1 KiB, 1 MiB) on ticks when the range is wide.

@@ -134,16 +134,17 @@ class Svg {
  public:
   Svg(double w, double h) : w_(w), h_(h) {}
   void rect(double x, double y, double w, double h, const std::string& style) {
-    body_ += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" {}/>\n",
-                         x, y, w, h, style);
+    body_ +=
+        fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" {}/>\n", x,
+                    y, w, h, style);
   }
   void line(double x1, double y1, double x2, double y2, const std::string& style) {
     body_ += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" {}/>\n", x1,
                          y1, x2, y2, style);
   }
   void text(double x, double y, std::string_view s, const std::string& style) {
-    body_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" {}>{}</text>\n", x, y, style,
-                         xml_escape(s));
+    body_ +=
+        fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" {}>{}</text>\n", x, y, style, xml_escape(s));
   }
   void raw(const std::string& s) { body_ += s; }
   std::string finish() const {
@@ -212,11 +213,12 @@ void draw_panel(Svg& svg, double x0, double y0, const std::string& collective,
   }
   svg.text((left + right) / 2, bottom + 38, "message size (bytes, log scale)",
            "text-anchor=\"middle\" fill=\"#444\"");
-  std::string y_title = metric == PlotMetric::Time ? "time per operation (log scale)"
-                                                   : metric_title(metric);
-  svg.raw(fmt::format("<text transform=\"translate({:.1f},{:.1f}) rotate(-90)\" "
-                      "text-anchor=\"middle\" fill=\"#444\">{}</text>\n",
-                      x0 + 16, (top + bottom) / 2, xml_escape(y_title)));
+  std::string y_title =
+      metric == PlotMetric::Time ? "time per operation (log scale)" : metric_title(metric);
+  svg.raw(
+      fmt::format("<text transform=\"translate({:.1f},{:.1f}) rotate(-90)\" "
+                  "text-anchor=\"middle\" fill=\"#444\">{}</text>\n",
+                  x0 + 16, (top + bottom) / 2, xml_escape(y_title)));
 
   for (std::size_t i = 0; i < series.size(); ++i) {
     auto it = series[i].points.find(collective);
@@ -276,9 +278,13 @@ Plot render_plot(const std::vector<ResultFile>& files, const PlotOptions& option
         ++skipped_value;
         continue;
       }
-      SeriesKey key{fi,          r.backend,   r.algorithm,
-                    r.dtype,     op_varies ? r.op : "",
-                    r.placement, root_varies ? r.root : -1,
+      SeriesKey key{fi,
+                    r.backend,
+                    r.algorithm,
+                    r.dtype,
+                    op_varies ? r.op : "",
+                    r.placement,
+                    root_varies ? r.root : -1,
                     r.nranks};
       auto [it, fresh] = index.emplace(key, series.size());
       if (fresh) series.push_back({key, "", {}});
@@ -295,14 +301,13 @@ Plot render_plot(const std::vector<ResultFile>& files, const PlotOptions& option
                 found.empty() ? "nothing" : found);
   }
   if (skipped_barrier) {
-    plot.notes.push_back(fmt::format(
-        "{} barrier record{} not plotted: a barrier has no message size", skipped_barrier,
-        skipped_barrier == 1 ? "" : "s"));
+    plot.notes.push_back(
+        fmt::format("{} barrier record{} not plotted: a barrier has no message size",
+                    skipped_barrier, skipped_barrier == 1 ? "" : "s"));
   }
   if (skipped_value) {
-    plot.notes.push_back(fmt::format("{} record{} without a positive {} not plotted",
-                                     skipped_value, skipped_value == 1 ? "" : "s",
-                                     metric_title(options.metric)));
+    plot.notes.push_back(fmt::format("{} record{} without a positive {} not plotted", skipped_value,
+                                     skipped_value == 1 ? "" : "s", metric_title(options.metric)));
   }
   if (series.empty()) usage_error("nothing to plot: no record with a message size and a value");
   for (auto& s : series) {

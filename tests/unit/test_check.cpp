@@ -1,0 +1,198 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "report/check.hpp"
+#include "report/check_output.hpp"
+#include "report/error.hpp"
+#include "report_fixtures.hpp"
+
+namespace cb {
+namespace {
+
+using test::result_fixture;
+
+nlohmann::json topology(const char* name) {
+  std::ifstream in(result_fixture(name));
+  return nlohmann::json::parse(in);
+}
+
+CheckReport check(const std::string& spec_text, const std::vector<const char*>& results,
+                  const nlohmann::json& topo = nullptr) {
+  Spec spec = parse_spec(spec_text, "spec.toml");
+  std::vector<ResultFile> files;
+  for (const char* r : results) files.push_back(read_result_file(result_fixture(r)));
+  return evaluate_spec(spec, files, topo, "fixture");
+}
+
+bool detail_has(const RequirementResult& r, const std::string& needle) {
+  for (const auto& d : r.details) {
+    if (d.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Check, BandwidthFloorPassesWithTheWorstRecordReported) {
+  CheckReport r = check(
+      "[[results]]\ncollective = \"allreduce\"\nbackend = \"mpi\"\nmin_bytes = \"64K\"\n"
+      "min_busbw_GBps = 3\n",
+      {"base.json"});
+  ASSERT_EQ(r.items.size(), 1u);
+  const RequirementResult& i = r.items[0];
+  EXPECT_TRUE(i.passed) << i.measured;
+  // 64 KiB in 20 us is the slowest of 64 KiB, 1 MiB and 16 MiB.
+  EXPECT_NE(i.measured.find("worst busbw 3.28 GB/s at 64 KiB"), std::string::npos) << i.measured;
+  EXPECT_NE(i.measured.find("3 records"), std::string::npos) << i.measured;
+  EXPECT_EQ(i.expected, "busbw >= 3 GB/s");
+  EXPECT_EQ(r.failed(), 0);
+}
+
+TEST(Check, ShortfallsFailWithMeasuredValuesPerRecord) {
+  CheckReport r =
+      check("[[results]]\ncollective = \"allreduce\"\nmin_bytes = \"64K\"\nmin_busbw_GBps = 5\n",
+            {"base.json"});
+  const RequirementResult& i = r.items[0];
+  EXPECT_FALSE(i.passed);
+  ASSERT_EQ(i.details.size(), 1u);
+  EXPECT_NE(
+      i.details[0].find("busbw 3.28 GB/s at 64 KiB (mpi/default float sum out, 2 ranks, base)"),
+      std::string::npos)
+      << i.details[0];
+  EXPECT_EQ(r.failed(), 1);
+}
+
+TEST(Check, TimeAndTailLimits) {
+  CheckReport r = check(
+      "[[results]]\ncollective = \"allreduce\"\nmax_bytes = \"1K\"\nmax_time_us = 0.5\n"
+      "[[results]]\ncollective = \"barrier\"\nmax_p99_us = 1\n",
+      {"base.json"});
+  EXPECT_FALSE(r.items[0].passed);  // 1 KiB takes 0.55 us
+  EXPECT_TRUE(detail_has(r.items[0], "time 0.55 us at 1 KiB"));
+  EXPECT_FALSE(detail_has(r.items[0], "at 8 B"));
+  EXPECT_TRUE(r.items[1].passed) << r.items[1].measured;
+}
+
+TEST(Check, NothingMeasuredFails) {
+  CheckReport r = check("[[results]]\ncollective = \"allreduce\"\nnranks = 8\nmin_busbw_GBps = 1\n",
+                        {"base.json"});
+  EXPECT_FALSE(r.items[0].passed);
+  EXPECT_EQ(r.items[0].measured, "nothing measured");
+  EXPECT_TRUE(detail_has(r.items[0], "no result matches collective=allreduce, nranks=8"));
+  CheckReport none = check("[[results]]\ncollective = \"allreduce\"\nmax_time_us = 1\n", {});
+  EXPECT_EQ(none.failed(), 1);
+}
+
+TEST(Check, WarningsAreReportedButDoNotFail) {
+  CheckReport r = check(
+      "[[results]]\ncollective = \"allreduce\"\nmin_busbw_GBps = 100\nseverity = \"warning\"\n",
+      {"base.json"});
+  EXPECT_FALSE(r.items[0].passed);
+  EXPECT_EQ(r.failed(), 0);
+  EXPECT_EQ(r.warnings(), 1);
+  EXPECT_EQ(r.summary(), "0 passed, 0 failed, 1 warning");
+}
+
+TEST(Check, WrongElementsFailWhateverTheSpeed) {
+  ResultFile f = read_result_file(result_fixture("base.json"));
+  f.records[3].wrong = 12;
+  Spec spec = parse_spec("[[results]]\ncollective = \"allreduce\"\nmin_busbw_GBps = 0.001\n", "s");
+  CheckReport r = evaluate_spec(spec, {f}, nullptr, "");
+  EXPECT_FALSE(r.items[0].passed);
+  EXPECT_TRUE(detail_has(r.items[0], "12 wrong elements at 1 MiB"));
+}
+
+const char* kDgxTopology =
+    "[[topology]]\nname = \"shape\"\ngpus = 8\nnuma_nodes = 2\n"
+    "[[topology]]\nname = \"nvlink\"\nnvlink_all_up = true\n"
+    "[[topology]]\nname = \"pcie\"\npcie_min_gts = 32\npcie_min_width = 16\n"
+    "[[topology]]\nname = \"ib\"\nib_ports = 8\nib_ports_active_min_gbps = 400\n"
+    "[[topology]]\nname = \"gdr\"\ngdr = true\n"
+    "[[topology]]\nname = \"clean\"\nno_warnings = true\n";
+
+TEST(CheckTopology, HealthyNodePassesEveryRequirement) {
+  CheckReport r = check(kDgxTopology, {}, topology("topology-dgx-h100.json"));
+  for (const auto& i : r.items) EXPECT_TRUE(i.passed) << i.name << ": " << i.measured;
+  // Idle GPUs sit at 2.5 GT/s; they are judged by what their link and the port above can do.
+  EXPECT_EQ(r.items[2].measured, "slowest link 32 GT/s; narrowest link x16");
+  EXPECT_EQ(r.items[3].measured, "8 InfiniBand ports; 8 of 8 IB ports active, slowest 400 Gb/s");
+}
+
+TEST(CheckTopology, DegradedNodeFailsNamingTheDevices) {
+  CheckReport r = check(kDgxTopology, {}, topology("topology-dgx-h100-degraded.json"));
+  EXPECT_TRUE(r.items[0].passed);
+  EXPECT_FALSE(r.items[1].passed);
+  EXPECT_TRUE(detail_has(r.items[1], "GPU 3 (0000:5d:00.0): 12 of 18 NVLinks up"));
+  EXPECT_FALSE(r.items[2].passed);
+  EXPECT_TRUE(detail_has(r.items[2], "GPU 4 (0000:9a:00.0): 16 GT/s"));
+  EXPECT_TRUE(detail_has(r.items[2], "GPU 4 (0000:9a:00.0): x8"));
+  EXPECT_FALSE(r.items[3].passed);
+  EXPECT_TRUE(detail_has(r.items[3], "mlx5_5 port 1: state DOWN"));
+  EXPECT_FALSE(r.items[4].passed);
+  EXPECT_EQ(r.items[4].measured, "no GPUDirect RDMA module");
+  EXPECT_FALSE(r.items[5].passed);
+  EXPECT_TRUE(detail_has(r.items[5], "mlx5_5 port 1: DOWN"));
+  EXPECT_EQ(r.failed(), 5);
+}
+
+TEST(CheckTopology, MachineWithoutGpusOrRdmaNics) {
+  CheckReport r = check(
+      "[[topology]]\ngpus = 0\nnuma_nodes = 1\n[[topology]]\npcie_min_width = 16\n"
+      "[[topology]]\nib_ports_active_min_gbps = 100\n",
+      {}, topology("topology-ci.json"));
+  EXPECT_TRUE(r.items[0].passed) << r.items[0].measured;
+  EXPECT_EQ(r.items[0].measured, "0 GPUs; 1 NUMA node");
+  EXPECT_FALSE(r.items[1].passed);
+  EXPECT_TRUE(detail_has(r.items[1], "no GPU or RDMA NIC"));
+  EXPECT_FALSE(r.items[2].passed);
+  EXPECT_TRUE(detail_has(r.items[2], "no InfiniBand ports"));
+}
+
+TEST(CheckTopology, DocumentsAreValidated) {
+  EXPECT_NO_THROW(validate_topology(topology("topology-ci.json"), "t"));
+  EXPECT_THROW(validate_topology(nlohmann::json::array(), "t"), Error);
+  EXPECT_THROW(validate_topology({{"schema", "commbench/result/v1"}}, "t"), Error);
+  EXPECT_THROW(validate_topology({{"schema", "commbench/topology/v1"}, {"gpus", 3}}, "t"), Error);
+}
+
+TEST(CheckOutput, JUnitHasOneTestcasePerRequirementAndFailuresCarryMeasurements) {
+  CheckReport r = check(
+      "[[results]]\nname = \"floor <&>\"\ncollective = \"allreduce\"\nmin_busbw_GBps = 5\n"
+      "[[results]]\ncollective = \"allreduce\"\nmax_time_us = 1\nmax_bytes = \"1K\"\n"
+      "[[results]]\ncollective = \"allreduce\"\nmin_busbw_GBps = 50\nseverity = \"warning\"\n",
+      {"base.json"});
+  std::ostringstream xml;
+  write_junit(check_junit_suite(r, "2026-11-21T00:00:00Z", "host"), xml);
+  std::string s = xml.str();
+  EXPECT_NE(s.find("<testsuite name=\"commbench check spec\" tests=\"3\" failures=\"1\""),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("name=\"floor &lt;&amp;&gt;\""), std::string::npos);
+  EXPECT_NE(s.find("<failure message=\"worst busbw"), std::string::npos);
+  EXPECT_NE(s.find("(expected busbw &gt;= 5 GB/s)\""), std::string::npos) << s;
+  EXPECT_NE(s.find("WARNING: not met"), std::string::npos);
+  std::size_t cases = 0;
+  for (auto p = s.find("<testcase "); p != std::string::npos; p = s.find("<testcase ", p + 1))
+    ++cases;
+  EXPECT_EQ(cases, 3u);
+}
+
+TEST(CheckOutput, TableJsonAndMarkdown) {
+  CheckReport r =
+      check("[[results]]\ncollective = \"allreduce\"\nmin_busbw_GBps = 5\n", {"base.json"});
+  std::ostringstream table, json, md;
+  write_check_report(r, "table", table);
+  write_check_report(r, "json", json);
+  write_check_report(r, "md", md);
+  EXPECT_NE(table.str().find("FAIL    error"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("# 0 passed, 1 failed, 0 warnings"), std::string::npos);
+  auto doc = nlohmann::json::parse(json.str());
+  EXPECT_EQ(doc["schema"], "commbench/check/v1");
+  EXPECT_EQ(doc["requirements"][0]["status"], "fail");
+  EXPECT_EQ(doc["summary"]["ok"], false);
+  EXPECT_NE(md.str().find("**1 failed**"), std::string::npos);
+  EXPECT_THROW(write_check_report(r, "csv", table), Error);
+}
+
+}  // namespace
+}  // namespace cb

@@ -1,0 +1,223 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "report/compare.hpp"
+#include "report/compare_output.hpp"
+#include "report/error.hpp"
+#include "report_fixtures.hpp"
+
+namespace cb {
+namespace {
+
+using test::result_fixture;
+
+const Comparison& row(const CompareReport& r, const std::string& collective, std::uint64_t bytes) {
+  for (const auto& c : r.rows) {
+    if (c.key.collective == collective && c.key.bytes == bytes) return c;
+  }
+  throw std::runtime_error("no row for " + collective + " " + std::to_string(bytes));
+}
+
+CompareReport fixtures(const char* base, const char* next, CompareOptions o = {}) {
+  return compare_results(read_result_file(result_fixture(base)),
+                         read_result_file(result_fixture(next)), o);
+}
+
+ResultRecord allreduce(std::uint64_t bytes, double time_us, double p50_us, double p99_us) {
+  ResultRecord r;
+  r.backend = "mpi";
+  r.library = "Open MPI 4.1.4";
+  r.algorithm = "default";
+  r.collective = "allreduce";
+  r.dtype = "float";
+  r.op = "sum";
+  r.placement = "out";
+  r.nranks = 2;
+  r.nnodes = 1;
+  r.bytes = bytes;
+  r.count = bytes / 4;
+  r.iters = 100;
+  r.time_us = time_us;
+  r.min_us = p50_us * 0.9;
+  r.p50_us = p50_us;
+  r.p99_us = p99_us;
+  r.max_us = p99_us * 2;
+  r.cv = 0.1;
+  r.algbw_GBps = static_cast<double>(bytes) / time_us / 1e3;
+  r.busbw_GBps = r.algbw_GBps;
+  return r;
+}
+
+ResultFile file_of(std::vector<ResultRecord> records, const char* path) {
+  ResultFile f;
+  f.path = path;
+  f.format = "jsonl";
+  f.records = std::move(records);
+  return f;
+}
+
+TEST(Compare, FindsTheCraftedRegressionsImprovementAndNoise) {
+  CompareReport r = fixtures("base.json", "new-regressed.json");
+  EXPECT_EQ(row(r, "allreduce", 8).verdict, Verdict::Regression);        // time +40 %
+  EXPECT_EQ(row(r, "allreduce", 1 << 20).verdict, Verdict::Regression);  // busbw -30 %
+  EXPECT_EQ(row(r, "allreduce", 65536).verdict, Verdict::Improvement);   // busbw +25 %
+  EXPECT_EQ(row(r, "allreduce", 16 << 20).verdict, Verdict::Noise);      // -12 %, 40 % spread
+  EXPECT_EQ(row(r, "allreduce", 1024).verdict, Verdict::Unchanged);      // +3 %
+  EXPECT_EQ(row(r, "barrier", 0).verdict, Verdict::Unchanged);
+  EXPECT_EQ(r.regressions(), 2);
+  EXPECT_NEAR(row(r, "allreduce", 1 << 20).change, -0.30, 0.001);
+  EXPECT_NEAR(row(r, "allreduce", 8).change, 0.40, 0.001);
+}
+
+TEST(Compare, TimeBelowTheLatencyThresholdAndForBarrierElseBusbw) {
+  CompareReport r = fixtures("base.json", "new-regressed.json");
+  EXPECT_EQ(row(r, "allreduce", 8).metric, Metric::Time);
+  EXPECT_EQ(row(r, "allreduce", 1024).metric, Metric::Time);
+  EXPECT_EQ(row(r, "allreduce", 65536).metric, Metric::Busbw);  // 64 KiB is the first busbw size
+  EXPECT_EQ(row(r, "barrier", 0).metric, Metric::Time);
+  CompareOptions all_bandwidth;
+  all_bandwidth.latency_bytes = 0;
+  CompareReport b = fixtures("base.json", "new-regressed.json", all_bandwidth);
+  EXPECT_EQ(row(b, "allreduce", 8).metric, Metric::Busbw);
+  EXPECT_EQ(row(b, "barrier", 0).metric, Metric::Time);  // no bandwidth to compare
+}
+
+TEST(Compare, ListsRecordsPresentOnOneSideOnly) {
+  CompareReport r = fixtures("base.json", "new-regressed.json");
+  ASSERT_EQ(r.base_only.size(), 1u);
+  EXPECT_EQ(r.base_only[0].collective, "broadcast");
+  EXPECT_EQ(r.base_only[0].root, 0);
+  ASSERT_EQ(r.new_only.size(), 1u);
+  EXPECT_EQ(r.new_only[0].collective, "allgather");
+  CompareOptions strict;
+  strict.fail_on_missing = true;
+  EXPECT_EQ(fixtures("base.json", "new-regressed.json", strict).regressions(), 3);
+}
+
+TEST(Compare, NoiseBandWidensWithTheSpreadAndCanBeTurnedOff) {
+  // 12 % slower with 40 % (p99-p50)/p50 on the new side: noise at factor 1, regression at 0.
+  ResultFile base = file_of({allreduce(1 << 20, 200, 196, 205.8)}, "base");
+  ResultFile next = file_of({allreduce(1 << 20, 227.27, 222.7, 311.8)}, "new");
+  CompareReport r = compare_results(base, next, {});
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_NEAR(r.rows[0].noise, 0.40, 0.01);
+  EXPECT_EQ(r.rows[0].verdict, Verdict::Noise);
+  CompareOptions off;
+  off.noise_factor = 0;
+  EXPECT_EQ(compare_results(base, next, off).rows[0].verdict, Verdict::Regression);
+}
+
+TEST(Compare, AMeanDraggedByOutliersIsNotARegressionWhenTheMedianHolds) {
+  // Mean 30 % worse, median unchanged, tight spread: a few stragglers, not a slowdown.
+  ResultFile base = file_of({allreduce(1 << 20, 200, 196, 200)}, "base");
+  ResultFile next = file_of({allreduce(1 << 20, 260, 196, 200)}, "new");
+  CompareReport r = compare_results(base, next, {});
+  EXPECT_NEAR(r.rows[0].worse, 0.2308, 0.001);
+  EXPECT_NEAR(r.rows[0].median_worse, 0.0, 1e-9);
+  EXPECT_EQ(r.rows[0].verdict, Verdict::Noise);
+}
+
+TEST(Compare, ThresholdDecidesWhatCounts) {
+  CompareOptions loose;
+  loose.threshold = 0.5;
+  CompareReport r = fixtures("base.json", "new-regressed.json", loose);
+  EXPECT_EQ(r.regressions(), 0);
+  EXPECT_EQ(row(r, "allreduce", 8).verdict, Verdict::Unchanged);
+}
+
+TEST(Compare, WarnsWhenHardwareHostsLibrariesOrSettingsDiffer) {
+  CompareReport r = fixtures("base.json", "new-other-host.json");
+  EXPECT_EQ(r.regressions(), 0);
+  auto has = [&](const std::string& needle) {
+    for (const auto& w : r.warnings) {
+      if (w.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("topology fingerprint 3f2a9c01d4e5b6a7 (base) vs 77c0ffee00112233 (new)"));
+  EXPECT_TRUE(has("hosts differ: ci-node-a (base) vs ci-node-b (new)"));
+  EXPECT_TRUE(has("mpi library differs: Open MPI 4.1.4 (base) vs Open MPI 5.0.3 (new)"));
+  EXPECT_TRUE(has("NCCL_ALGO=Ring"));
+  EXPECT_FALSE(has("orte_hnp_uri"));
+  EXPECT_EQ(r.warnings.size(), 4u);  // the library warning is not repeated per record
+}
+
+TEST(Compare, LauncherVariablesAloneRaiseNoWarning) {
+  EXPECT_TRUE(fixtures("base.json", "new-regressed.json").warnings.empty());
+}
+
+TEST(Compare, RecordLibrariesAreComparedWithoutMeta) {
+  ResultFile base = file_of({allreduce(1 << 20, 200, 196, 200)}, "base");
+  ResultRecord moved = allreduce(1 << 20, 200, 196, 200);
+  moved.library = "MPICH 4.0.2";
+  CompareReport r = compare_results(base, file_of({moved}, "new"), {});
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], "mpi library differs: Open MPI 4.1.4 (base) vs MPICH 4.0.2 (new)");
+  EXPECT_EQ(r.notes.size(), 2u);  // neither side has run metadata
+}
+
+TEST(Compare, RepeatedRunsOfOneCaseAreReducedToTheirMedian) {
+  CompareReport r = fixtures("base.json", "repeats.jsonl");
+  const Comparison& c = row(r, "allreduce", 1 << 20);
+  EXPECT_EQ(c.next.runs, 3);
+  EXPECT_EQ(c.base.runs, 1);
+  // Times 260, 200, 210: the median is 210 us -> 1 MiB / 210 us.
+  EXPECT_NEAR(c.next.value, 1048576.0 / 210.0 / 1e3, 1e-9);
+}
+
+TEST(Compare, ZeroFiguresAreNotComparedButNoted) {
+  ResultFile base = file_of({allreduce(1 << 20, 200, 196, 200)}, "base");
+  ResultRecord zero = allreduce(1 << 20, 200, 196, 200);
+  zero.busbw_GBps = 0.0;
+  CompareReport r = compare_results(base, file_of({zero}, "new"), {});
+  EXPECT_TRUE(r.rows.empty());
+  EXPECT_NE(r.notes.back().find("not compared"), std::string::npos);
+}
+
+TEST(CompareOutput, MarkdownLeadsWithTheVerdictAndFoldsUnchangedRows) {
+  std::ostringstream md;
+  write_compare_report(fixtures("base.json", "new-regressed.json"), "md", md);
+  std::string s = md.str();
+  EXPECT_EQ(s.rfind("### commbench compare: **2 regressions**", 0), 0u) << s;
+  EXPECT_NE(s.find("<details><summary>2 unchanged</summary>"), std::string::npos);
+  EXPECT_NE(s.find("**Only in base:**"), std::string::npos);
+  EXPECT_NE(s.find("| **-30.0%** |"), std::string::npos) << s;
+  EXPECT_EQ(s.find("REGRESSION"), std::string::npos);  // the table's shout is for terminals
+}
+
+TEST(CompareOutput, CsvHasOneRowPerComparisonAndOneSidedRecords) {
+  std::ostringstream csv;
+  write_compare_report(fixtures("base.json", "new-regressed.json"), "csv", csv);
+  std::istringstream in(csv.str());
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 1u + 6 + 2);
+  EXPECT_EQ(lines[0].rfind("collective,backend,algorithm,", 0), 0u);
+  EXPECT_NE(lines[1].find(",regression"), std::string::npos);
+  EXPECT_NE(lines[7].find(",base_only"), std::string::npos);
+  EXPECT_NE(lines[8].find(",new_only"), std::string::npos);
+}
+
+TEST(CompareOutput, JsonCarriesSchemaSummaryAndRows) {
+  std::ostringstream out;
+  write_compare_report(fixtures("base.json", "new-regressed.json"), "json", out);
+  auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["schema"], "commbench/compare/v1");
+  EXPECT_EQ(doc["summary"]["regressions"], 2);
+  EXPECT_EQ(doc["summary"]["failed"], true);
+  EXPECT_EQ(doc["comparisons"].size(), 6u);
+  EXPECT_EQ(doc["comparisons"][0]["status"], "regression");
+  EXPECT_EQ(doc["base_only"][0]["collective"], "broadcast");
+}
+
+TEST(CompareOutput, UnknownFormatIsAUsageError) {
+  std::ostringstream out;
+  EXPECT_THROW(write_compare_report(CompareReport{}, "html", out), Error);
+}
+
+}  // namespace
+}  // namespace cb
