@@ -10,6 +10,10 @@
 #include "cmd/progress.hpp"
 #include "cmd/subcommands.hpp"
 #include "cmd/version_info.hpp"
+#ifdef COMMBENCH_HAVE_GLOO
+#include "collectives/gloo/gloo_transport.hpp"
+#endif
+#include "collectives/launch/start.hpp"
 #include "collectives/mpi/mpi_runtime.hpp"
 #include "collectives/registry.hpp"
 #include "collectives/runner.hpp"
@@ -44,6 +48,9 @@ struct RunRequest {
   std::string format = "table";
   std::vector<std::string> outputs;
   std::string progress = "auto";
+  std::string gloo_iface;
+  std::string nccl_lib;
+  std::string gpus;
 };
 
 struct Settings {
@@ -52,6 +59,7 @@ struct Settings {
   std::vector<std::string> backends;
   MemoryKind memory = MemoryKind::Host;
   double timeout = 300;
+  int gpus = 1;
 };
 
 std::uint64_t positive_count(const std::string& text, const char* what, bool allow_zero) {
@@ -71,11 +79,11 @@ std::vector<std::string> resolve_backends(const std::string& requested, const La
     for (const char* preferred : {"nccl", "mpi", "gloo"}) {
       const BackendEntry* e = find_backend(preferred);
       if (!e || !e->unavailable_reason(bo).empty()) continue;
-      if (std::string(preferred) == "gloo" && launch.kind == LaunchInfo::Kind::Mpi) continue;
+      if (std::string(preferred) == "mpi" && launch.kind != LaunchInfo::Kind::Mpi) continue;
       names.push_back(preferred);
       break;
     }
-    if (names.empty()) names.push_back("mpi");
+    if (names.empty()) names.push_back("mpi");  // a build without Gloo re-executes under MPI
     return names;
   }
   for (const auto& n : split_list(requested)) {
@@ -86,6 +94,20 @@ std::vector<std::string> resolve_backends(const std::string& requested, const La
   }
   if (names.empty()) usage_error("empty --backends list: this build offers {}", backend_names());
   return names;
+}
+
+// GPU options against the chosen backends; -e defaults to 1G for nccl's device memory.
+void check_gpu_options(const RunRequest& rq, Settings& s) {
+  const bool nccl = std::find(s.backends.begin(), s.backends.end(), "nccl") != s.backends.end();
+  if (nccl && s.memory == MemoryKind::Host && !rq.memory.empty()) {
+    usage_error("the nccl backend needs --memory device (its buffers live on the GPU)");
+  }
+  if (s.gpus > 1 && (!nccl || s.backends.size() > 1)) {
+    usage_error("--gpus {} applies to the nccl backend only: use -B nccl", s.gpus);
+  }
+  if (nccl && rq.memory.empty() && rq.max_bytes.empty()) {
+    s.sweep.max_bytes = std::max<std::uint64_t>(1ULL << 30, s.sweep.min_bytes);
+  }
 }
 
 Settings validate(const RunRequest& rq) {
@@ -127,7 +149,13 @@ Settings validate(const RunRequest& rq) {
   if (rq.progress != "auto" && rq.progress != "always" && rq.progress != "never") {
     usage_error("invalid --progress '{}': expected auto, always or never", rq.progress);
   }
-  if (!rq.nranks.empty()) positive_count(rq.nranks, "--nranks", false);
+  if (!rq.nranks.empty() && positive_count(rq.nranks, "--nranks", false) > 1024) {
+    usage_error("invalid --nranks '{}': at most 1024 local ranks", rq.nranks);
+  }
+#ifdef COMMBENCH_HAVE_GLOO
+  if (!rq.gloo_iface.empty()) gloo_backend::check_interface(rq.gloo_iface);
+#endif
+  if (!rq.gpus.empty()) s.gpus = static_cast<int>(positive_count(rq.gpus, "--gpus", false));
   return s;
 }
 
@@ -155,13 +183,41 @@ int execute(const RunRequest& rq) {
   BackendOptions bo;
   bo.launch = detect_launch();
   bo.memory = s.memory;
+  bo.memory_explicit = !rq.memory.empty();
+  bo.nccl_library = rq.nccl_lib;
+  bo.gpus_per_process = s.gpus;
+  bo.dtypes = s.sweep.dtypes;
+  bo.ops = s.sweep.ops;
+  for (const auto& a : s.sweep.algorithms) bo.report_choice |= a == "default" || a == "all";
   s.backends = resolve_backends(rq.backends, bo.launch, bo);
+  check_gpu_options(rq, s);
+
+  // No launcher: start the ranks (locally, or under the MPI launcher) and report their outcome.
+  const int wanted_ranks = rq.nranks.empty()
+                               ? default_local_ranks()
+                               : static_cast<int>(positive_count(rq.nranks, "--nranks", false));
+  if (bo.launch.kind == LaunchInfo::Kind::Single) {
+    for (const auto& name : s.backends) {
+      if (std::string why = find_backend(name)->unavailable_reason(bo); !why.empty()) {
+        runtime_error("backend {} cannot run here: {}", name, why);
+      }
+    }
+    return start_ranks(s.backends, wanted_ranks);
+  }
+  if (!rq.nranks.empty() && wanted_ranks != bo.launch.size) {
+    usage_error("-N {} conflicts with the {} ranks the launcher started", wanted_ranks,
+                bo.launch.size);
+  }
 
   Watchdog watchdog(s.timeout, bo.launch.rank == 0);
-  watchdog.arm("start-up (MPI initialisation)");
-  std::unique_ptr<Control> control = mpi::make_control();
+  bo.watchdog = &watchdog;
+  watchdog.arm("start-up (control channel rendezvous)");
+  std::unique_ptr<Control> control = make_run_control(bo.launch, s.timeout);
   const int rank = control->rank();
   const int nranks = control->size();
+  bo.control = control.get();
+  bo.timeout_seconds = s.timeout;
+  bo.gloo_iface = rq.gloo_iface;
 
   std::vector<std::unique_ptr<Backend>> backends;
   for (const auto& name : s.backends) {
@@ -173,13 +229,21 @@ int execute(const RunRequest& rq) {
     backends.push_back(entry->create(bo));
   }
   watchdog.disarm();
+  const bool forced_algorithms = std::any_of(s.sweep.algorithms.begin(), s.sweep.algorithms.end(),
+                                             [](const std::string& a) { return a != "default"; });
+  for (auto& b : backends) {
+    std::string why = forced_algorithms ? b->algorithms_unavailable() : std::string();
+    if (rank == 0 && !why.empty()) {
+      std::cerr << "commbench: warning: " << b->name() << ": " << why << "; running default only\n";
+    }
+  }
 
   // Plan every backend before any measurement so bad combinations fail fast.
   std::vector<std::vector<Case>> plans;
   std::vector<std::string> notes;
   std::size_t total = 0;
   for (auto& b : backends) {
-    plans.push_back(plan_cases(*b, s.sweep, nranks, notes));
+    plans.push_back(plan_cases(*b, s.sweep, b->size(), notes));  // several GPUs per process
     total += plans.back().size();
   }
   if (rank == 0) {
@@ -197,7 +261,7 @@ int execute(const RunRequest& rq) {
   meta.nranks = nranks;
   meta.nnodes = static_cast<int>(hosts.names.size());
   meta.ranks_per_node = hosts.ranks_per_node;
-  for (auto& b : backends) meta.libraries[b->name()] = b->library();
+  for (auto& b : backends) meta.libraries[b->name()] = b->library_detail();
   meta.environment = steering_environment();
   // Each host's hardware fingerprint, so that comparing runs can tell when the hardware differs.
   meta.topology = topology_summary(control->allgather(host_topology_facts().dump()));
@@ -238,8 +302,22 @@ int execute(const RunRequest& rq) {
         }
         continue;
       }
+      CollectiveCall shape{c.collective, c.dtype, c.op, c.placement, std::max(c.root, 0),
+                           c.count, nullptr, nullptr};
+      if (std::string why = it->second.comm->skip_reason(shape); !why.empty()) {
+        std::string msg = fmt::format("{}: {} algorithm {} skipped where {}", backend.name(),
+                                      name(c.collective), c.algorithm, why);
+        if (rank == 0 && skipped.insert(msg).second) {
+          progress.clear();
+          std::cerr << "commbench: note: " << msg << "\n";
+        }
+        continue;
+      }
       Measurement m = runner.run(*it->second.comm, c, done);
       ResultRecord rec = make_record(backend, c, m, meta.nnodes);
+      if (std::string chosen = it->second.comm->describe_choice(); !chosen.empty()) {
+        rec.algorithm = chosen;  // what the library picked for "default"
+      }
       if (rec.wrong && *rec.wrong > 0) {
         wrong_total += *rec.wrong;
         if (wrong_cases++ == 0) first_wrong = fmt::format("{} {}", backend.name(), describe(c));
@@ -280,11 +358,18 @@ void register_run(CLI::App& app, Action& action) {
   run->add_option("--min-time", rq->min_time, "adaptive time budget per case, seconds (default 0.05)");
   run->add_flag("--check,!--no-check", rq->check, "validate every result exactly (default on)");
   run->add_option("--memory", rq->memory, "host or device (default device for nccl, else host)");
-  run->add_option("-N,--nranks", rq->nranks, "ranks to start locally when not under mpirun");
+  run->add_option("-N,--nranks", rq->nranks,
+                  "ranks to start when not under mpirun/srun (default: one per GPU, else 2)");
+  run->add_option("--gloo-iface", rq->gloo_iface,
+                  "network interface for Gloo (default: loopback on one host, else the host "
+                  "name's address)");
   run->add_option("--timeout", rq->timeout, "watchdog seconds on set-up and each operation (300)");
   run->add_option("--format", rq->format, "stdout format: table, csv, json, md, gbench (default table)");
   run->add_option("--output", rq->outputs, "also write FILE (.txt .csv .json .jsonl .md .gbench.json); repeatable");
   run->add_option("--progress", rq->progress, "progress on stderr: auto, always, never");
+  run->add_option("--nccl-lib", rq->nccl_lib,
+                  "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then search)");
+  run->add_option("-g,--gpus", rq->gpus, "GPUs each process drives with -B nccl (default 1)");
   run->callback([rq, &action] {
     action = [rq] { return execute(*rq); };
   });

@@ -6,17 +6,19 @@
 #include "cmd/subcommands.hpp"
 #include "cmd/version_info.hpp"
 #include "collectives/mpi/mpi_runtime.hpp"
+#include "collectives/nccl/nccl_backend.hpp"
 
 namespace cb {
 
 namespace {
 
-int print_version() {
+int print_version(const std::string& nccl_library) {
   std::cout << fmt::format("commbench {}\n", commbench_version());
   std::cout << fmt::format("git commit: {}\n", commbench_git_commit());
   std::cout << fmt::format("build: {}\n", build_options());
   // MPI_Get_library_version may be called before MPI_Init.
   std::cout << fmt::format("MPI: {} ({})\n", mpi::library_version(), mpi::library_version_full());
+  for (const auto& line : nccl::version_lines(nccl_library)) std::cout << line << "\n";
   return 0;
 }
 
@@ -24,7 +26,9 @@ int print_version() {
 
 void register_version(CLI::App& app, Action& action) {
   CLI::App* v = app.add_subcommand("version", "version, build options and libraries found");
-  v->callback([&action] { action = print_version; });
+  auto nccl_lib = std::make_shared<std::string>();
+  v->add_option("--nccl-lib", *nccl_lib, "libnccl to report (default: the run's search order)");
+  v->callback([&action, nccl_lib] { action = [nccl_lib] { return print_version(*nccl_lib); }; });
 }
 
 }  // namespace cb

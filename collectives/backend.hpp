@@ -46,6 +46,7 @@ struct CollectiveCall {
   std::uint64_t count;  // per-rank count as in the catalogue
   void* send;           // unused in place
   void* recv;           // the single buffer in place
+  int local = 0;        // which of this process's ranks the buffers belong to (see local_ranks)
 };
 
 // A communicator with one algorithm choice. Created outside timed regions.
@@ -68,10 +69,26 @@ class Communicator {
   // What this rank's result region must hold; a backend overrides where its convention differs
   // from the catalogue's (an MPI broadcast root keeps its data in the send buffer).
   virtual std::vector<Segment> expected(const CollectiveCall& call) const {
-    return expected_segments(call.collective, rank(), size(), call.root, call.count);
+    return expected_segments(call.collective, rank() + call.local, size(), call.root, call.count);
   }
+  // Ranks this process drives (several GPUs per process): rank() .. rank() + local_ranks() - 1,
+  // each with its own buffers; issue() runs the call on all of them.
+  virtual int local_ranks() const { return 1; }
+  // `call` as local rank `l` sees it: its own buffers, `local` set to l.
+  virtual CollectiveCall local_call(const CollectiveCall& call, int l) const {
+    CollectiveCall c = call;
+    c.local = l;
+    return c;
+  }
+  // What the library chose for the last call issued, e.g. "default (RING/SIMPLE, 32 ch)", or
+  // empty when it does not say. May run that call once more (every rank calls this together).
+  virtual std::string describe_choice() { return {}; }
   // Best-effort abort of outstanding operations, called by the watchdog before exiting.
   virtual void abort() {}
+  // Why this communicator's algorithm cannot run `call` as asked (e.g. a forced MPI algorithm
+  // that the library would silently replace for this count), or empty when it can. Depends
+  // only on what is the same on every rank, so all ranks skip together.
+  virtual std::string skip_reason(const CollectiveCall&) const { return {}; }
 };
 
 // Outcome of asking for an algorithm: a communicator, or the reason it cannot run.
@@ -85,6 +102,8 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   virtual std::string library() const = 0;  // library name and version, e.g. "Open MPI 4.1.4"
+  // For the run's meta: also where the library was loaded from and what it runs on.
+  virtual std::string library_detail() const { return library(); }
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual bool supports(Collective c) const = 0;
@@ -96,6 +115,9 @@ class Backend {
   }
   // Algorithm names this backend can force for `c`, besides "default".
   virtual std::vector<std::string> algorithms(Collective) const { return {}; }
+  // Why algorithms() is empty although the library has algorithms (e.g. Open MPI started
+  // without dynamic rules); printed once as a warning when -A asks for more than default.
+  virtual std::string algorithms_unavailable() const { return {}; }
   virtual Memory& memory() = 0;
   // A communicator running `algorithm` ("default" or a name from algorithms(c)) for `c`.
   virtual Opened open(Collective c, const std::string& algorithm) = 0;

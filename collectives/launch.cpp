@@ -18,6 +18,14 @@ std::optional<int> env_int(std::initializer_list<const char*> names) {
 
 LaunchInfo detect_launch() {
   LaunchInfo li;
+  if (const char* store = std::getenv(kLocalStoreEnv); store && *store) {
+    li.kind = LaunchInfo::Kind::Local;
+    li.rank = env_int({kLocalRankEnv}).value_or(0);
+    li.size = env_int({kLocalSizeEnv}).value_or(1);
+    li.local_rank = li.rank;
+    li.store_dir = store;
+    return li;
+  }
   auto size = env_int({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"});
   auto rank = env_int({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"});
   if (!size && !rank) {

@@ -1,14 +1,27 @@
 #include "collectives/registry.hpp"
 
 #include "collectives/mpi/mpi_backend.hpp"
+#include "collectives/mpi/mpi_cuda_aware.hpp"
+#include "collectives/nccl/nccl_backend.hpp"
+#ifdef COMMBENCH_HAVE_GLOO
+#include "collectives/gloo/gloo_backend.hpp"
+#endif
 
 namespace cb {
 
 const std::vector<BackendEntry>& backend_registry() {
   static const std::vector<BackendEntry> kEntries = {
-      {"mpi", "MPI collectives on host memory",
+      {"mpi", "MPI collectives on host memory (device memory with a CUDA-aware MPI)",
        [](const BackendOptions&) { return std::string(); },
-       [](const BackendOptions&) { return mpi::make_backend(); }},
+       [](const BackendOptions& o) { return mpi::make_backend(mpi::make_memory(o)); }},
+#ifdef COMMBENCH_HAVE_GLOO
+      {"gloo", "Gloo collectives over TCP on host memory",
+       [](const BackendOptions&) { return std::string(); },
+       [](const BackendOptions& o) { return gloo_backend::make_backend(o); }},
+#endif
+      // Built with or without CUDA; without, it reports that (collectives/nccl/no_cuda.cpp).
+      {"nccl", "NCCL collectives on GPU memory (libnccl loaded at run time)",
+       nccl::unavailable_reason, nccl::make_backend},
   };
   return kEntries;
 }

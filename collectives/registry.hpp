@@ -11,10 +11,24 @@
 
 namespace cb {
 
+class Watchdog;
+
 // Settings a backend may need when it is created.
 struct BackendOptions {
   LaunchInfo launch;
   MemoryKind memory = MemoryKind::Host;
+  // The run's control channel (null outside `run`); backends may bootstrap through it.
+  Control* control = nullptr;
+  double timeout_seconds = 300;  // --timeout
+  std::string gloo_iface;        // --gloo-iface
+  bool memory_explicit = false;  // --memory was given; else each backend's default
+  Watchdog* watchdog = nullptr;  // lets a backend abort its communicators when it fires
+  // What the run will use, so a backend can check forced algorithms before measuring.
+  std::vector<DType> dtypes;
+  std::vector<ReduceOp> ops;
+  bool report_choice = false;  // capture what the library chose for "default" (nccl)
+  std::string nccl_library;    // --nccl-lib; empty: COMMBENCH_NCCL_LIB, then the search
+  int gpus_per_process = 1;    // --gpus: GPUs each process drives (nccl)
 };
 
 struct BackendEntry {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <string_view>
 #include <thread>
@@ -26,6 +27,18 @@ void parse_fault(int& hang_rank, int& corrupt_rank) {
   int rank = std::atoi(std::string(f.substr(colon + 1)).c_str());
   if (f.substr(0, colon) == "hang") hang_rank = rank;
   if (f.substr(0, colon) == "corrupt") corrupt_rank = rank;
+}
+
+// COMMBENCH_TEST_FAULT=die:R: rank R kills itself with SIGKILL inside the timed loop, as a
+// crashed rank would (tests the launcher's failure handling).
+int fault_die_rank() {
+  static const int rank = [] {
+    const char* env = std::getenv("COMMBENCH_TEST_FAULT");
+    std::string_view f(env ? env : "");
+    if (f.substr(0, 4) != "die:") return -1;
+    return std::atoi(std::string(f.substr(4)).c_str());
+  }();
+  return rank;
 }
 
 std::byte* at(void* base, std::uint64_t elements, DType t) {
@@ -58,6 +71,7 @@ CollectiveCall Runner::call_for(const Case& c) const {
 
 double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
                          IterationTimer* timer, std::vector<double>* samples) {
+  if (comm.rank() == fault_die_rank()) std::raise(SIGKILL);
   if (comm.rank() == fault_hang_rank_) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // never enters the call
   }
@@ -129,26 +143,34 @@ std::optional<std::uint64_t> Runner::validate(Communicator& comm, const Case& c,
   std::uint64_t region = c.placement == Placement::Out
                              ? elements(ci.recv, c.count, n)
                              : in_place_elements(c.collective, c.count, n);
-  memory_.poison(call.recv, region * info(c.dtype).size);
-  fill_input(c, call, pattern, rank);
+  // Each rank this process drives (several GPUs per process) has its own buffers and input.
+  for (int l = 0; l < comm.local_ranks(); ++l) {
+    CollectiveCall local = comm.local_call(call, l);
+    memory_.poison(local.recv, region * info(c.dtype).size);
+    fill_input(c, local, pattern, rank + l);
+  }
   control_.barrier();
   watchdog_.progress(++progress_);
   comm.issue(call);
   comm.complete();
   watchdog_.progress(++progress_);
 
-  void* result = call.recv;
-  if (c.placement == Placement::In) {
-    result = at(call.recv, comm.in_place_output_offset(c.collective, rank, c.count), c.dtype);
-  }
-  std::vector<Segment> segments = comm.expected(call);
-  if (rank == fault_corrupt_rank_ && !segments.empty()) {
-    memory_.corrupt(at(result, segments.front().dst_offset, c.dtype), info(c.dtype).size);
-  }
   std::uint64_t wrong = 0;
-  for (const auto& s : segments) {
-    wrong += memory_.count_wrong(at(result, s.dst_offset, c.dtype), s.length,
-                                 pattern.table_for(s), s.src_offset);
+  for (int l = 0; l < comm.local_ranks(); ++l) {
+    CollectiveCall local = comm.local_call(call, l);
+    void* result = local.recv;
+    if (c.placement == Placement::In) {
+      result = at(local.recv, comm.in_place_output_offset(c.collective, rank + l, c.count),
+                  c.dtype);
+    }
+    std::vector<Segment> segments = comm.expected(local);
+    if (rank + l == fault_corrupt_rank_ && !segments.empty()) {
+      memory_.corrupt(at(result, segments.front().dst_offset, c.dtype), info(c.dtype).size);
+    }
+    for (const auto& s : segments) {
+      wrong += memory_.count_wrong(at(result, s.dst_offset, c.dtype), s.length,
+                                   pattern.table_for(s), s.src_offset);
+    }
   }
   control_.sum(&wrong, 1);
   return wrong;
@@ -160,7 +182,9 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   {
     // Timing data: the pattern for seed 0 (its values do not matter, only that they are finite).
     Pattern pattern(c.dtype, c.op == ReduceOp::None ? ReduceOp::Max : c.op, backend_.size(), 0);
-    fill_input(c, call, pattern, comm.rank());
+    for (int l = 0; l < comm.local_ranks(); ++l) {
+      fill_input(c, comm.local_call(call, l), pattern, comm.rank() + l);
+    }
   }
   control_.barrier();
 

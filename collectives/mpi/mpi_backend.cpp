@@ -1,8 +1,13 @@
 // MPI backend: each collective maps to its MPI call; in place uses MPI_IN_PLACE.
 #include "collectives/mpi/mpi_backend.hpp"
 
-#include <climits>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <climits>
+#include <optional>
+
+#include "collectives/mpi/mpi_algorithm_select.hpp"
 #include "collectives/mpi/mpi_runtime.hpp"
 #include "report/error.hpp"
 
@@ -34,10 +39,17 @@ MPI_Op reduction(ReduceOp op) {
   }
 }
 
+// A duplicate of MPI_COMM_WORLD running one algorithm choice for one collective (see
+// mpi_algorithm_select.hpp for how Open MPI and MPICH are told).
 class MpiCommunicator : public Communicator {
  public:
-  MpiCommunicator() {
-    check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+  MpiCommunicator(MPI_Comm comm, MpiFlavor flavor, std::string algorithm,
+                  std::optional<MpichChoice> choice, bool multi_node)
+      : comm_(comm),
+        flavor_(flavor),
+        algorithm_(std::move(algorithm)),
+        choice_(choice),
+        multi_node_(multi_node) {
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
@@ -54,6 +66,7 @@ class MpiCommunicator : public Communicator {
     if (c.count > static_cast<std::uint64_t>(INT_MAX)) {
       usage_error("count {} exceeds MPI's int element count; use a smaller --max-bytes", c.count);
     }
+    if (choice_) activate(*choice_);  // MPICH reads its algorithm CVAR at every call
     const int n = static_cast<int>(c.count);
     const MPI_Datatype t = datatype(c.dtype);
     const bool in = c.placement == Placement::In;
@@ -115,6 +128,9 @@ class MpiCommunicator : public Communicator {
       }
       case Collective::Barrier: rc = MPI_Barrier(comm_); break;
     }
+    if (rc != MPI_SUCCESS && algorithm_ != "default") {
+      check(rc, fmt::format("{} (algorithm {})", name(c.collective), algorithm_).c_str());
+    }
     if (rc != MPI_SUCCESS) check(rc, std::string(name(c.collective)).c_str());
   }
 
@@ -133,19 +149,55 @@ class MpiCommunicator : public Communicator {
     return Communicator::expected(call);
   }
 
+  std::string skip_reason(const CollectiveCall& call) const override {
+    CallTraits t;
+    t.collective = call.collective;
+    t.nranks = size_;
+    t.count = call.count;
+    t.type_size = info(call.dtype).size;
+    t.in_place = call.placement == Placement::In;
+    t.multi_node = multi_node_;
+    return inapplicable_reason(flavor_, algorithm_, t);
+  }
+
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MpiFlavor flavor_;
+  std::string algorithm_;
+  std::optional<MpichChoice> choice_;
+  bool multi_node_ = false;
   int rank_ = 0;
   int size_ = 1;
 };
 
+// Whether ranks sit on more than one node with several on some node (MPICH's "smp"
+// algorithms need that hierarchy).
+bool hierarchical_world() {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+      MPI_SUCCESS) {
+    return false;
+  }
+  int local = 1, node_rank = 0;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_free(&node);
+  int counts[2] = {node_rank == 0 ? 1 : 0, local};  // nodes, largest node
+  int nodes = 0, largest = 0;
+  MPI_Allreduce(&counts[0], &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&counts[1], &largest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return nodes > 1 && largest > 1;
+}
+
 class MpiBackend : public Backend {
  public:
-  MpiBackend() : memory_(make_host_memory()) {
+  explicit MpiBackend(std::unique_ptr<Memory> memory) : memory_(std::move(memory)) {
     ensure_initialized();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     library_ = library_version();
+    selector_ = std::make_unique<AlgorithmSelector>();
+    multi_node_ = hierarchical_world();
   }
   std::string name() const override { return "mpi"; }
   std::string library() const override { return library_; }
@@ -157,15 +209,28 @@ class MpiBackend : public Backend {
     return info(c).reduces ? reduction(op) != MPI_OP_NULL : op == ReduceOp::None;
   }
   Memory& memory() override { return *memory_; }
-  Opened open(Collective, const std::string& algorithm) override {
-    if (algorithm != "default") return {nullptr, "no such algorithm"};
-    if (!world_) world_ = std::make_shared<MpiCommunicator>();
-    return {world_, ""};
+  std::vector<std::string> algorithms(Collective c) const override {
+    return selector_->algorithms(c);
+  }
+  std::string algorithms_unavailable() const override { return selector_->unavailable(); }
+  Opened open(Collective c, const std::string& algorithm) override {
+    if (algorithm != "default") {
+      auto names = selector_->algorithms(c);
+      if (std::find(names.begin(), names.end(), algorithm) == names.end()) {
+        return {nullptr, selector_->unavailable().empty() ? "no such algorithm"
+                                                          : selector_->unavailable()};
+      }
+    }
+    MPI_Comm comm = selector_->duplicate_for(c, algorithm);
+    return {std::make_shared<MpiCommunicator>(comm, selector_->flavor(), algorithm,
+                                              selector_->mpich_choice(c, algorithm), multi_node_),
+            ""};
   }
 
  private:
   std::unique_ptr<Memory> memory_;
-  std::shared_ptr<MpiCommunicator> world_;
+  std::unique_ptr<AlgorithmSelector> selector_;
+  bool multi_node_ = false;
   std::string library_;
   int rank_ = 0;
   int size_ = 1;
@@ -173,6 +238,8 @@ class MpiBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend() { return std::make_unique<MpiBackend>(); }
+std::unique_ptr<Backend> make_backend(std::unique_ptr<Memory> memory) {
+  return std::make_unique<MpiBackend>(std::move(memory));
+}
 
 }  // namespace cb::mpi

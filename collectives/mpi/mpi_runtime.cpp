@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <regex>
 
+#include "collectives/mpi/mpi_algorithm_select.hpp"
 #include "report/error.hpp"
 
 namespace cb::mpi {
@@ -25,6 +26,7 @@ bool initialized() {
 
 void ensure_initialized() {
   if (initialized()) return;
+  prepare_algorithm_environment();  // before MPI_Init: Open MPI reads its MCA variables there
   int provided = 0;
   check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

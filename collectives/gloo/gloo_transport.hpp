@@ -1,0 +1,44 @@
+// Gloo's TCP transport: which address ranks listen on, and connecting a full mesh of ranks
+// through a rendezvous store.
+#pragma once
+
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/device.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace cb::gloo_backend {
+
+struct TransportChoice {
+  std::string iface;     // listen on this interface's IPv4 address, or
+  std::string hostname;  // on this name's address
+  std::string describe() const;
+};
+
+// `iface` from --gloo-iface (empty: loopback when every rank is on this host, else the address
+// the host name resolves to). Throws a usage Error for an unknown interface, or when a
+// multi-host run would listen on a loopback address.
+TransportChoice choose_transport(const std::string& iface, bool single_host);
+
+// Throws a usage Error unless `iface` exists here and has an IPv4 address.
+void check_interface(const std::string& iface);
+
+// Interface names on this host, "lo, eth0".
+std::string interface_names();
+
+std::shared_ptr<::gloo::transport::Device> make_device(const TransportChoice& choice);
+
+// A context connected to every other rank; `timeout` bounds the rendezvous and every later
+// operation on the context.
+std::shared_ptr<::gloo::rendezvous::Context> connect(
+    ::gloo::rendezvous::Store& store, std::shared_ptr<::gloo::transport::Device>& device,
+    int rank, int size, std::chrono::milliseconds timeout);
+
+// --timeout in seconds as Gloo's timeout: a little longer than the watchdog's, so a rank that
+// stops making progress is reported as a timeout (exit 4) rather than as a Gloo I/O error.
+std::chrono::milliseconds gloo_timeout(double timeout_seconds);
+
+}  // namespace cb::gloo_backend

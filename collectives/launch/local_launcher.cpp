@@ -1,0 +1,188 @@
+#include "collectives/launch/local_launcher.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <thread>
+
+#include "collectives/launch.hpp"
+#include "collectives/launch/rank_exits.hpp"
+#include "report/error.hpp"
+
+namespace cb {
+
+namespace {
+
+volatile sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+// SIGINT/SIGTERM/SIGHUP to the launcher stop the ranks and still clean up. No SA_RESTART, so a
+// blocking waitpid returns EINTR and the loop sees the signal.
+struct StopSignals {
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, &old[s]);
+  }
+  ~StopSignals() {
+    for (auto& [s, act] : old) sigaction(s, &act, nullptr);
+  }
+  std::map<int, struct sigaction> old;
+};
+
+// A fresh private directory for the ranks' FileStore, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/commbench-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) {
+      runtime_error("cannot create a temporary directory from {}: {}", tmpl, std::strerror(errno));
+    }
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks,
+                 const std::string& dir, pid_t launcher) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const std::string rank_s = std::to_string(rank), size_s = std::to_string(nranks);
+  pid_t pid = ::fork();
+  if (pid < 0) runtime_error("cannot start rank {}: fork failed: {}", rank, std::strerror(errno));
+  if (pid > 0) return pid;
+  // Child: die with the launcher, even if it is killed with SIGKILL.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != launcher) ::_exit(1);
+  ::setenv(kLocalRankEnv, rank_s.c_str(), 1);
+  ::setenv(kLocalSizeEnv, size_s.c_str(), 1);
+  ::setenv(kLocalStoreEnv, dir.c_str(), 1);
+  ::execv("/proc/self/exe", argv.data());
+  const char msg[] = "commbench: cannot start a rank: exec of /proc/self/exe failed\n";
+  ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof(msg) - 1);
+  (void)ignored;
+  ::_exit(127);
+}
+
+}  // namespace
+
+std::vector<std::string> own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  std::string cur;
+  for (char c : all) {
+    if (c == '\0') {
+      args.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) args.push_back(cur);
+  if (args.empty()) runtime_error("cannot read this process's command line");
+  return args;
+}
+
+int run_local_ranks(const LocalLaunchOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  TempDir dir;
+  StopSignals signals;
+  const pid_t self = ::getpid();
+  std::map<pid_t, int> running;  // pid -> rank
+  std::vector<RankExit> exits;
+  bool stopping = false;
+  int stop_phase = 0;  // 0: none, 1: SIGTERM sent, 2: SIGKILL sent
+  Clock::time_point deadline{};
+
+  auto signal_all = [&](int sig) {
+    for (const auto& [pid, rank] : running) ::kill(pid, sig);
+  };
+  auto begin_stop = [&](double after_seconds) {
+    if (stopping) return;
+    stopping = true;
+    deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(after_seconds));
+  };
+
+  for (int r = 0; r < o.nranks; ++r) {
+    try {
+      pid_t pid = start_rank(o.args, r, o.nranks, dir.path(), self);
+      running[pid] = r;
+    } catch (const Error&) {
+      signal_all(SIGKILL);
+      for (const auto& [pid, rank] : running) ::waitpid(pid, nullptr, 0);
+      throw;
+    }
+  }
+
+  while (!running.empty()) {
+    if (g_stop_signal && !stopping) {
+      signal_all(SIGTERM);
+      stop_phase = 1;
+      begin_stop(1.0);
+    }
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, stopping ? WNOHANG : 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: nothing left to wait for
+    }
+    if (pid == 0) {  // stopping, nothing exited yet
+      if (Clock::now() >= deadline && stop_phase < 2) {
+        signal_all(stop_phase == 0 ? SIGTERM : SIGKILL);
+        ++stop_phase;
+        deadline = Clock::now() + std::chrono::seconds(1);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      continue;
+    }
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    RankExit e;
+    e.rank = it->second;
+    if (WIFSIGNALED(status)) {
+      e.signaled = true;
+      e.code = WTERMSIG(status);
+      e.stopped_by_launcher = stop_phase > 0;
+    } else {
+      e.code = WEXITSTATUS(status);
+    }
+    running.erase(it);
+    exits.push_back(e);
+    if (e.signaled || e.code != 0) begin_stop(o.grace_seconds);
+  }
+
+  if (g_stop_signal) {
+    int sig = g_stop_signal;
+    g_stop_signal = 0;
+    runtime_error("interrupted by signal {} ({}); ranks stopped", sig, ::strsignal(sig));
+  }
+  RunVerdict v = judge(exits);
+  if (!v.message.empty()) runtime_error("{}", v.message);
+  return v.exit_code;
+}
+
+}  // namespace cb

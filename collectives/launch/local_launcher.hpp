@@ -1,0 +1,29 @@
+// The local launcher: `commbench run -N 4` with no mpirun starts 4 ranks itself.
+//
+// Each rank is this program (/proc/self/exe) with the same arguments, plus its rank, the size
+// and a private rendezvous directory in the environment (see launch.hpp). The launcher waits
+// for all of them, stops the rest when one fails, removes the directory, and returns the run's
+// exit code. Ranks die with the launcher (PR_SET_PDEATHSIG), so none is left behind.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cb {
+
+struct LocalLaunchOptions {
+  int nranks = 2;
+  std::vector<std::string> args;  // argv of this process, args[0] included
+  // After the first rank fails, how long the others get to finish on their own (rank 0 may be
+  // writing output) before they are sent SIGTERM, then SIGKILL one second later.
+  double grace_seconds = 3.0;
+};
+
+// Returns the run's exit code: 0, or a rank's 2-5 as it is. Throws a runtime Error naming the
+// rank when one dies or exits with another code.
+int run_local_ranks(const LocalLaunchOptions& options);
+
+// This process's own command line (from /proc/self/cmdline).
+std::vector<std::string> own_command_line();
+
+}  // namespace cb

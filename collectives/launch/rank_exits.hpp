@@ -1,0 +1,31 @@
+// How the local launcher turns its ranks' exit statuses into the run's exit code and message.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cb {
+
+struct RankExit {
+  int rank = 0;
+  bool signaled = false;  // killed by a signal rather than exiting
+  int code = 0;           // exit code, or the signal number when signaled
+  bool stopped_by_launcher = false;  // the launcher sent that signal while cleaning up
+};
+
+struct RunVerdict {
+  int exit_code = 0;
+  std::string message;  // empty: nothing to add (the ranks reported it themselves)
+};
+
+// "rank 2 was killed by signal 9 (Killed)", "rank 1 exited with code 1".
+std::string describe(const RankExit& e);
+
+// The most telling failure wins: a rank killed by a signal (not by the launcher), then an exit
+// code outside commbench's own (0-5), then 4 (timeout), 3 (validation), 2 (usage),
+// 5 (regression), then 1 (runtime error, often a peer's reaction to the real failure). Exit
+// codes 2-5 are passed through as they are; anything else ends the run with exit 1 and a
+// message naming the rank.
+RunVerdict judge(const std::vector<RankExit>& exits);
+
+}  // namespace cb

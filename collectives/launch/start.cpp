@@ -1,0 +1,80 @@
+#include "collectives/launch/start.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "collectives/launch/local_launcher.hpp"
+#include "collectives/launch/mpi_relaunch.hpp"
+#include "collectives/mpi/mpi_runtime.hpp"
+#include "report/error.hpp"
+#ifdef COMMBENCH_HAVE_GLOO
+#include "collectives/gloo/gloo_control.hpp"
+#endif
+
+namespace cb {
+
+int visible_gpu_count() {
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    // Entries up to the first invalid one count, as the CUDA runtime reads them.
+    int n = 0;
+    std::string s(v);
+    std::size_t start = 0;
+    while (start <= s.size()) {
+      std::size_t comma = s.find(',', start);
+      std::string item = s.substr(start, comma == std::string::npos ? std::string::npos
+                                                                    : comma - start);
+      if (item.empty() || item[0] == '-') break;
+      ++n;
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return n;
+  }
+  std::error_code ec;
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec)) {
+    (void)e;
+    ++n;
+  }
+  return n;
+}
+
+int default_local_ranks() {
+  int gpus = visible_gpu_count();
+  return gpus > 0 ? gpus : 2;
+}
+
+bool needs_mpi_launcher(const std::vector<std::string>& backends) {
+#ifdef COMMBENCH_HAVE_GLOO
+  for (const auto& b : backends) {
+    if (b == "mpi") return true;
+  }
+  return false;
+#else
+  (void)backends;
+  return true;
+#endif
+}
+
+int start_ranks(const std::vector<std::string>& backends, int nranks) {
+  if (needs_mpi_launcher(backends)) relaunch_under_mpi(nranks);
+  LocalLaunchOptions o;
+  o.nranks = nranks;
+  o.args = own_command_line();
+  return run_local_ranks(o);
+}
+
+std::unique_ptr<Control> make_run_control(const LaunchInfo& launch, double timeout_seconds) {
+  if (launch.kind == LaunchInfo::Kind::Local) {
+#ifdef COMMBENCH_HAVE_GLOO
+    return gloo_backend::make_file_store_control(launch.store_dir, launch.rank, launch.size,
+                                                 timeout_seconds);
+#else
+    (void)timeout_seconds;
+    runtime_error("started by the local launcher, but this build has no Gloo control channel");
+#endif
+  }
+  return mpi::make_control();
+}
+
+}  // namespace cb

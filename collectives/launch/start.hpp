@@ -1,0 +1,31 @@
+// Starting a run's ranks when no launcher did, and the control channel each rank uses.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/backend.hpp"
+#include "collectives/launch.hpp"
+
+namespace cb {
+
+// -N's default: one rank per visible GPU, else 2.
+int default_local_ranks();
+// GPUs visible to this process: CUDA_VISIBLE_DEVICES when set, else /proc/driver/nvidia/gpus.
+int visible_gpu_count();
+
+// Whether ranks for `backends` can be started by the local launcher (Gloo control channel),
+// or need the MPI launcher (an MPI backend, or a build without Gloo).
+bool needs_mpi_launcher(const std::vector<std::string>& backends);
+
+// Starts `nranks` ranks of this very command: under the build's MPI launcher (replacing this
+// process) or with the local launcher. Returns the run's exit code.
+int start_ranks(const std::vector<std::string>& backends, int nranks);
+
+// The control channel for a rank: MPI under mpirun/srun, Gloo over the launcher's file store
+// under the local launcher.
+std::unique_ptr<Control> make_run_control(const LaunchInfo& launch, double timeout_seconds);
+
+}  // namespace cb

@@ -1,0 +1,26 @@
+// CUDA-aware MPI: MPI collectives on device buffers (--memory device with -B mpi), allowed only
+// when the MPI library says it moves GPU memory itself.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "collectives/registry.hpp"
+
+namespace cb::mpi {
+
+struct CudaSupport {
+  bool supported = false;
+  std::string how;  // what was asked and what it answered
+};
+
+// Open MPI: MPIX_Query_cuda_support() from mpi-ext.h. MPICH (4.0+):
+// MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA). Others cannot say; COMMBENCH_MPI_CUDA_AWARE=1
+// (or 0) overrides the answer for any library. Initialises MPI.
+CudaSupport cuda_support();
+
+// Host memory, or with --memory device a buffer on this rank's GPU (node-local rank -> device).
+// Throws a usage Error when the MPI library is not CUDA-aware.
+std::unique_ptr<Memory> make_memory(const BackendOptions& options);
+
+}  // namespace cb::mpi

@@ -1,0 +1,209 @@
+#include "collectives/nccl/nccl_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "collectives/nccl/cuda_check.hpp"
+#include "collectives/nccl/cuda_device.hpp"
+#include "collectives/nccl/nccl_algorithms.hpp"
+#include "collectives/nccl/nccl_comm.hpp"
+#include "collectives/nccl/tuning_capture.hpp"
+#include "collectives/watchdog.hpp"
+
+namespace cb::nccl {
+
+namespace {
+
+// Sets NCCL_ALGO and NCCL_PROTO for one communicator's set-up (NCCL reads them at each init),
+// then puts back what was there.
+class ForcedEnvironment {
+ public:
+  explicit ForcedEnvironment(const std::optional<ForcedAlgorithm>& forced) : active_(forced) {
+    if (!active_) return;
+    for (const char* name : {"NCCL_ALGO", "NCCL_PROTO"}) {
+      const char* v = std::getenv(name);
+      saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
+    }
+    ::setenv("NCCL_ALGO", forced->algo.c_str(), 1);
+    ::setenv("NCCL_PROTO", forced->proto.c_str(), 1);
+  }
+  ~ForcedEnvironment() {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        ::setenv(name, value->c_str(), 1);
+      } else {
+        ::unsetenv(name);
+      }
+    }
+  }
+  ForcedEnvironment(const ForcedEnvironment&) = delete;
+  ForcedEnvironment& operator=(const ForcedEnvironment&) = delete;
+
+ private:
+  bool active_;
+  std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
+};
+
+class NcclBackend : public Backend {
+ public:
+  explicit NcclBackend(const BackendOptions& o)
+      : lib_(load(o.nccl_library)),
+        control_(o.control),
+        gpus_(std::max(1, o.gpus_per_process)),
+        probe_ops_(o.ops.empty() ? std::vector<ReduceOp>{ReduceOp::Sum} : o.ops) {
+    if (!control_) runtime_error("internal: the nccl backend needs the run's control channel");
+    // Before the first NCCL call that logs: the whole-run capture mode sets NCCL_DEBUG*.
+    capture_ = std::make_unique<TuningCapture>(lib_, o.report_choice);
+    watchdog_ = o.watchdog;
+    devices_ = cuda::devices_for(o.launch.local_rank, gpus_);
+    cuda::check(cudaSetDevice(devices_.front()), "cudaSetDevice");
+    memory_ = cuda::make_device_memory(devices_);
+    registry_ = std::make_shared<CommRegistry>(lib_.fn.CommAbort);
+    if (o.watchdog) {
+      o.watchdog->on_fire(
+          [registry = registry_] { registry->abort_all(std::chrono::seconds(10)); });
+    }
+    fp8_ = lib_.at_least(2, 24);
+    for (int d : devices_) fp8_ = fp8_ && cuda::compute_major(d) >= 9;  // NCCL's fp8 kernels
+    const char* blocking = std::getenv("COMMBENCH_NCCL_BLOCKING");
+    blocking_ = blocking && std::string(blocking) == "1";
+    for (DType t : o.dtypes.empty() ? std::vector<DType>{DType::Float} : o.dtypes) {
+      if (supports(t)) probe_dtypes_.push_back(t);
+    }
+    // A per-call capture runs one more collective, so every process must be able to do it.
+    const bool per_call = capture_->mode() == TuningCapture::Mode::PerCall;
+    for (const auto& m : control_->allgather(per_call ? "1" : "0")) {
+      if (m != "1" && per_call) capture_->turn_off("another rank cannot capture NCCL's log");
+    }
+    rank_ = control_->rank() * gpus_;
+    size_ = control_->size() * gpus_;
+    detail_ = fmt::format("NCCL {} ({}); CUDA {}", lib_.version.text(), lib_.path, cuda::summary());
+  }
+  ~NcclBackend() override { comms_.clear(); }
+
+  std::string name() const override { return "nccl"; }
+  std::string library() const override { return "NCCL " + lib_.version.text(); }
+  std::string library_detail() const override { return detail_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  bool supports(Collective) const override { return true; }
+  bool supports(DType t) const override {
+    if (!datatype_code(t)) return false;
+    if (t == DType::Fp8E4M3 || t == DType::Fp8E5M2) return fp8_;
+    return true;  // bfloat16 and avg need 2.10; the minimum is 2.14
+  }
+  bool supports(Collective c, ReduceOp op) const override {
+    return info(c).reduces ? redop_code(op).has_value() : op == ReduceOp::None;
+  }
+  std::string implementation(Collective c) const override {
+    const Functions& f = lib_.fn;
+    switch (c) {
+      case Collective::AllToAll:
+        return std::string(f.AlltoAll ? "native ncclAlltoAll" : "grouped ncclSend/ncclRecv") +
+               "; in place copies the input aside first (counted in the time)";
+      case Collective::Gather:
+        return f.Gather ? "native ncclGather" : "grouped ncclSend/ncclRecv to the root";
+      case Collective::Scatter:
+        return f.Scatter ? "native ncclScatter" : "grouped ncclSend/ncclRecv from the root";
+      case Collective::SendRecv:
+        return "grouped ncclSend to rank+1 and ncclRecv from rank-1; in place copies the input "
+               "aside first";
+      case Collective::Barrier:
+        return "one-element float ncclAllReduce, complete when its stream is idle";
+      default:
+        return "native";
+    }
+  }
+  std::vector<std::string> algorithms(Collective c) const override {
+    return has_algorithms(c) ? algorithm_names(lib_.code()) : std::vector<std::string>{};
+  }
+  Memory& memory() override { return *memory_; }
+
+  Opened open(Collective c, const std::string& algorithm) override {
+    std::optional<ForcedAlgorithm> forced;
+    if (algorithm != "default") {
+      if (!has_algorithms(c)) return {nullptr, "NCCL's algorithm selection does not apply"};
+      forced = parse_algorithm(algorithm);
+      if (!forced) return {nullptr, "not an NCCL algorithm/protocol name"};
+      if (size_ == 1) return {nullptr, "a single rank copies locally; NCCL selects no algorithm"};
+    }
+    // One communicator per algorithm choice, shared by the collectives that use it.
+    auto& comm = comms_[algorithm];
+    if (comm && comm->failed()) comm.reset();
+    if (!comm) {
+      std::string failure;
+      {
+        ForcedEnvironment env(forced);
+        comm = NcclCommunicator::create(setup(), algorithm, &failure);
+      }
+      if (!comm) {
+        if (!forced) runtime_error("NCCL {}", failure);
+        return {nullptr, "NCCL rejects it at communicator set-up: " + failure};
+      }
+    }
+    if (forced && probed_.insert({c, algorithm}).second) {
+      if (std::string why = comm->probe(c, probe_dtypes_, probe_ops_); !why.empty()) {
+        comm.reset();
+        return {nullptr, "NCCL rejects it: " + why};
+      }
+    }
+    return {comm, ""};
+  }
+
+ private:
+  CommSetup setup() {
+    CommSetup s;
+    s.lib = &lib_;
+    s.registry = registry_;
+    s.memory = memory_.get();
+    s.devices = devices_;
+    s.first_rank = rank_;
+    s.nranks = size_;
+    s.control = control_;
+    s.blocking = blocking_;
+    s.capture = capture_.get();
+    s.watchdog = watchdog_;
+    return s;
+  }
+
+  const Library& lib_;
+  Control* control_;
+  int gpus_;
+  std::vector<ReduceOp> probe_ops_;
+  std::vector<DType> probe_dtypes_;
+  std::unique_ptr<TuningCapture> capture_;
+  Watchdog* watchdog_ = nullptr;
+  std::vector<int> devices_;
+  std::unique_ptr<cuda::DeviceMemory> memory_;
+  std::shared_ptr<CommRegistry> registry_;
+  bool fp8_ = false;
+  bool blocking_ = false;
+  int rank_ = 0, size_ = 1;
+  std::string detail_;
+  std::map<std::string, std::shared_ptr<NcclCommunicator>> comms_;
+  std::set<std::pair<Collective, std::string>> probed_;
+};
+
+}  // namespace
+
+std::string unavailable_reason(const BackendOptions& o) {
+  if (o.memory_explicit && o.memory == MemoryKind::Host) {
+    return "it needs device memory and --memory host was given";
+  }
+  LoadResult r = try_load(o.nccl_library);
+  if (!r.library) {
+    if (r.kind == ErrorKind::Usage) throw Error(r.kind, r.error);
+    return r.error;
+  }
+  return cuda::no_device_reason();
+}
+
+std::unique_ptr<Backend> make_backend(const BackendOptions& o) {
+  return std::make_unique<NcclBackend>(o);
+}
+
+}  // namespace cb::nccl

@@ -1,0 +1,191 @@
+"""commbench's own launcher: `run -N` without mpirun starts the ranks itself, gathers results at
+rank 0, and on failure names the rank, keeps exit codes 2-5, leaves no processes and no
+temporary files behind. `-B mpi` without mpirun re-executes under the build's MPI launcher."""
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+
+from cbtest import COMMBENCH, is_openmpi, main, parse_csv, run
+
+STORE_ENV = "COMMBENCH_LOCAL_STORE"
+
+
+def fresh_tmpdir():
+    """A private TMPDIR, so the launcher's rendezvous directory can be watched."""
+    return tempfile.mkdtemp(prefix="cbtest-launch-")
+
+
+def ranks_using(tmpdir):
+    """Pids of live processes whose rendezvous directory is under `tmpdir`."""
+    pids = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+            stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            continue
+        if stat.split(")")[-1].split()[0] == "Z":
+            continue
+        if any(e.startswith(f"{STORE_ENV}={tmpdir}".encode()) for e in env):
+            pids.append(int(pid))
+    return pids
+
+
+def launch(args, tmpdir, extra_env=None, check=None, timeout=120):
+    env = {"TMPDIR": tmpdir, "CUDA_VISIBLE_DEVICES": ""}
+    env.update(extra_env or {})
+    return run(args, env=env, check=check, timeout=timeout)
+
+
+def assert_clean(tmpdir):
+    assert os.listdir(tmpdir) == [], f"left behind in {tmpdir}: {os.listdir(tmpdir)}"
+    left = ranks_using(tmpdir)
+    assert not left, f"orphan ranks: {left}"
+    os.rmdir(tmpdir)
+
+
+def test_run_without_mpirun_starts_local_ranks():
+    d = fresh_tmpdir()
+    p = launch(["run", "-N", "3", "-c", "allreduce,broadcast", "-e", "1K", "-f", "16",
+                "--format", "csv", "--min-time", "0.002"], d, check=0)
+    rows = parse_csv(p.stdout)
+    assert rows and {r["backend"] for r in rows} == {"gloo"}, p.stdout
+    assert {r["nranks"] for r in rows} == {"3"}, rows
+    assert all(r["wrong"] == "0" for r in rows), rows
+    assert_clean(d)
+
+
+def test_default_is_two_local_gloo_ranks():
+    d = fresh_tmpdir()
+    p = launch(["run", "-c", "allreduce", "-e", "64", "--format", "csv", "--min-time", "0.002"],
+               d, check=0)
+    rows = parse_csv(p.stdout)
+    assert {(r["backend"], r["nranks"]) for r in rows} == {("gloo", "2")}, rows
+    assert_clean(d)
+
+
+def test_only_rank_0_writes():
+    d = fresh_tmpdir()
+    out = os.path.join(d, "..", os.path.basename(d) + "-r.csv")
+    p = launch(["run", "-N", "4", "-c", "barrier", "--output", out], d, check=0)
+    assert p.stdout.count("# commbench") == 1, p.stdout  # one table, from rank 0
+    assert len(open(out).read().splitlines()) == 2
+    os.remove(out)
+    assert_clean(d)
+
+
+def test_a_dying_rank_is_named_and_ends_the_run_with_1():
+    d = fresh_tmpdir()
+    start = time.monotonic()
+    p = launch(["run", "-N", "3", "-c", "allreduce", "-e", "64K"], d,
+               {"COMMBENCH_TEST_FAULT": "die:1"}, timeout=60)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert re.search(r"rank 1 was killed by signal 9", p.stderr), p.stderr
+    assert time.monotonic() - start < 20, "the other ranks were not stopped promptly"
+    assert_clean(d)
+
+
+def test_validation_failure_keeps_exit_3_and_the_results():
+    d = fresh_tmpdir()
+    out = os.path.join(d, "..", os.path.basename(d) + "-r.jsonl")
+    p = launch(["run", "-N", "2", "-c", "allreduce", "-e", "1K", "--format", "csv",
+                "--output", out], d, {"COMMBENCH_TEST_FAULT": "corrupt:1"})
+    assert p.returncode == 3, (p.returncode, p.stderr)
+    assert "validation failed" in p.stderr and "rank" not in p.stderr, p.stderr
+    rows = parse_csv(p.stdout)
+    assert rows and len(open(out).readlines()) == len(rows)
+    os.remove(out)
+    assert_clean(d)
+
+
+def test_hang_keeps_exit_4():
+    d = fresh_tmpdir()
+    p = launch(["run", "-N", "2", "-c", "barrier,allreduce", "-e", "64", "--timeout", "2"], d,
+               {"COMMBENCH_TEST_FAULT": "hang:1"}, timeout=60)
+    assert p.returncode == 4, (p.returncode, p.stderr)
+    assert "made no progress for 2 s" in p.stderr, p.stderr
+    assert_clean(d)
+
+
+def test_bad_input_is_reported_once_before_any_rank_starts():
+    d = fresh_tmpdir()
+    for args, words in [(["-N", "0"], "--nranks"), (["-N", "two"], "--nranks"),
+                        (["-N", "5000"], "at most 1024"),
+                        (["-B", "gloo", "--gloo-iface", "nonexistent0"], "unknown --gloo-iface")]:
+        p = launch(["run", "-c", "barrier"] + args, d, check=2)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        assert len(lines) == 1 and words in lines[0], (args, p.stderr)
+    assert_clean(d)
+
+
+def test_stopping_the_launcher_stops_the_ranks_and_cleans_up():
+    d = fresh_tmpdir()
+    env = dict(os.environ, TMPDIR=d, CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.Popen([COMMBENCH, "run", "-N", "2", "-c", "allreduce", "-b", "1M", "-e", "1M",
+                             "--min-time", "30"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while len(ranks_using(d)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(ranks_using(d)) == 2, "ranks did not start"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and "interrupted" in err, (proc.returncode, err)
+    assert_clean(d)
+
+
+def test_killing_the_launcher_takes_the_ranks_with_it():
+    d = fresh_tmpdir()
+    env = dict(os.environ, TMPDIR=d, CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.Popen([COMMBENCH, "run", "-N", "3", "-c", "allreduce", "-b", "1M", "-e", "1M",
+                             "--min-time", "30"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while len(ranks_using(d)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(ranks_using(d)) == 3, "ranks did not start"
+    proc.kill()  # SIGKILL: no clean-up in the launcher, the kernel ends its ranks
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while ranks_using(d) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not ranks_using(d), "ranks outlived their launcher"
+    # Only the rendezvous directory can stay behind after SIGKILL.
+    for entry in os.listdir(d):
+        subprocess.run(["rm", "-rf", os.path.join(d, entry)], check=True)
+    assert_clean(d)
+
+
+def test_mpi_backend_reexecutes_under_the_mpi_launcher():
+    d = fresh_tmpdir()
+    p = launch(["run", "-B", "mpi", "-N", "2", "-c", "allreduce", "-e", "64", "--format", "csv",
+                "--min-time", "0.002"], d, check=0)
+    rows = parse_csv(p.stdout)
+    assert {(r["backend"], r["nranks"]) for r in rows} == {("mpi", "2")}, rows
+    assert all(r["library"].startswith("Open MPI" if is_openmpi() else "MPICH") for r in rows)
+    assert_clean(d)
+
+
+def test_rank_count_must_match_the_launcher():
+    p = run(["run", "-N", "3", "-c", "barrier"], np=2, check=2)
+    assert "-N 3 conflicts with the 2 ranks" in p.stderr, p.stderr
+
+
+if __name__ == "__main__":
+    main([test_run_without_mpirun_starts_local_ranks,
+          test_default_is_two_local_gloo_ranks,
+          test_only_rank_0_writes,
+          test_a_dying_rank_is_named_and_ends_the_run_with_1,
+          test_validation_failure_keeps_exit_3_and_the_results,
+          test_hang_keeps_exit_4,
+          test_bad_input_is_reported_once_before_any_rank_starts,
+          test_stopping_the_launcher_stops_the_ranks_and_cleans_up,
+          test_killing_the_launcher_takes_the_ranks_with_it,
+          test_mpi_backend_reexecutes_under_the_mpi_launcher,
+          test_rank_count_must_match_the_launcher])

@@ -1,0 +1,141 @@
+"""The nccl backend on GPUs (ctest label gpu; skipped, exit 77, where no GPU is visible): a full
+validated sweep at one rank, forced algorithms, what NCCL chose, several GPUs per process, a hang
+aborted by the watchdog, a corrupted result caught by the GPU check, and CUDA-aware MPI."""
+import json
+import os
+import subprocess
+
+from cbtest import COLLECTIVES, Skip, main, parse_csv, run, tempdir
+
+ALL_DTYPES = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "bfloat16", "float",
+              "double", "fp8_e4m3", "fp8_e5m2"}
+SELECTED = {"allreduce", "allgather", "reduce_scatter", "broadcast", "reduce"}
+
+
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+        return sum(1 for l in out.stdout.splitlines() if l.startswith("GPU "))
+    except (OSError, subprocess.SubprocessError):
+        return 0
+
+
+def require_gpus(n):
+    p = run(["list", "backends"], check=0)
+    line = next(l for l in p.stdout.splitlines() if l.startswith("nccl"))
+    if "unavailable" in line:
+        raise Skip(line.strip())
+    if gpu_count() < n:
+        raise Skip(f"needs {n} GPUs")
+
+
+def csv_run(args, np=None, env=None):
+    p = run(["run", "-B", "nccl", "--format", "csv", "--min-time", "0.005"] + args, np=np,
+            env=env, check=0)
+    return parse_csv(p.stdout), p
+
+
+def check_valid(rows, nranks):
+    assert rows, "no rows"
+    for r in rows:
+        assert r["backend"] == "nccl" and r["library"].startswith("NCCL 2."), r
+        assert int(r["nranks"]) == nranks, r
+        assert float(r["time_us"]) > 0, r
+        if r["collective"] != "barrier":
+            assert r["wrong"] == "0", f"validation failed: {r}"
+
+
+def test_full_sweep_at_one_rank_validates():
+    require_gpus(1)
+    rows, p = csv_run(["-c", "all", "-d", "all", "-o", "all", "--placement", "both", "-b", "8",
+                       "-e", "1M", "-f", "32"])
+    check_valid(rows, 1)
+    assert {r["collective"] for r in rows} == set(COLLECTIVES)
+    dtypes = {r["dtype"] for r in rows} - {"none"}
+    assert ALL_DTYPES - {"fp8_e4m3", "fp8_e5m2"} <= dtypes, dtypes  # fp8 needs sm90
+    assert {r["op"] for r in rows if r["collective"] == "allreduce"} == {
+        "sum", "prod", "min", "max", "avg"}
+
+
+def test_large_sizes_validate_at_memory_speed():
+    require_gpus(1)
+    rows, _ = csv_run(["-c", "allreduce,allgather", "-b", "256M", "-e", "1G", "-f", "4"])
+    check_valid(rows, 1)
+    assert max(int(r["bytes"]) for r in rows) == 1 << 30
+
+
+def test_forced_algorithms_run_validated_or_are_skipped_with_a_reason():
+    require_gpus(1)
+    gpus = 2 if gpu_count() >= 2 else 1
+    rows, p = csv_run(["-g", str(gpus), "-c", "allreduce,broadcast,alltoall", "-A", "all",
+                       "-e", "64K", "-f", "64"])
+    check_valid(rows, gpus)
+    forced = {r["algorithm"] for r in rows if not r["algorithm"].startswith("default")}
+    assert all("/" in a for a in forced), forced
+    assert all(r["algorithm"].startswith("default") for r in rows if r["collective"] == "alltoall")
+    skips = [l for l in p.stderr.splitlines() if "skipped" in l]
+    if gpus == 1:  # one rank copies locally: nothing to force
+        assert not forced and skips and all("single rank" in l for l in skips), p.stderr
+    else:
+        assert "ring/simple" in forced, forced
+        assert all("NCCL rejects it" in l for l in skips), skips
+
+
+def test_several_gpus_per_process_and_what_nccl_chose():
+    require_gpus(2)
+    rows, _ = csv_run(["-g", "2", "-c", "all", "--placement", "both", "-e", "4M", "-f", "16"])
+    check_valid(rows, 2)
+    p = run(["version"], check=0)
+    version = next(l for l in p.stdout.splitlines() if l.startswith("NCCL: ")).split()[1]
+    major, minor = (int(x) for x in version.split(".")[:2])
+    chosen = [r["algorithm"] for r in rows if r["collective"] in SELECTED]
+    if (major, minor) >= (2, 24):
+        assert all(a.startswith("default (") and a.endswith(")") for a in chosen), chosen
+        assert any(" ch)" in a for a in chosen), chosen
+
+
+def test_a_hang_is_aborted_by_the_watchdog():
+    require_gpus(2)
+    p = run(["run", "-B", "nccl", "-c", "allreduce", "-e", "1M", "--timeout", "5"], np=2,
+            env={"COMMBENCH_TEST_FAULT": "hang:1"}, check=None, timeout=120)
+    assert p.returncode == 4, (p.returncode, p.stderr)
+    assert "timeout: allreduce" in p.stderr and "made no progress" in p.stderr, p.stderr
+
+
+def test_a_corrupted_result_is_caught_on_the_gpu():
+    require_gpus(1)
+    p = run(["run", "-B", "nccl", "-c", "allreduce", "-e", "1M", "--format", "csv"],
+            env={"COMMBENCH_TEST_FAULT": "corrupt:0"}, check=3)
+    rows = parse_csv(p.stdout)
+    assert all(r["wrong"] == "1" for r in rows), rows
+    assert "validation failed" in p.stderr, p.stderr
+
+
+def test_meta_names_the_library_and_where_it_came_from():
+    require_gpus(1)
+    out = os.path.join(tempdir(), "r.json")
+    run(["run", "-B", "nccl", "-c", "allreduce", "-e", "64K", "--output", out], check=0)
+    meta = json.load(open(out))["meta"]
+    lib = meta["libraries"]["nccl"]
+    assert lib.startswith("NCCL 2.") and "libnccl" in lib and "CUDA runtime" in lib, lib
+
+
+def test_cuda_aware_mpi_on_device_memory():
+    require_gpus(1)
+    p = run(["run", "-B", "mpi", "--memory", "device", "-c", "allreduce,broadcast", "-e", "1M",
+             "--format", "csv"], np=1, check=None)
+    if p.returncode == 2 and "CUDA-aware" in p.stderr:
+        raise Skip("this MPI is not CUDA-aware")
+    assert p.returncode == 0, p.stderr
+    assert all(r["wrong"] == "0" for r in parse_csv(p.stdout))
+
+
+if __name__ == "__main__":
+    main([test_full_sweep_at_one_rank_validates,
+          test_large_sizes_validate_at_memory_speed,
+          test_forced_algorithms_run_validated_or_are_skipped_with_a_reason,
+          test_several_gpus_per_process_and_what_nccl_chose,
+          test_a_hang_is_aborted_by_the_watchdog,
+          test_a_corrupted_result_is_caught_on_the_gpu,
+          test_meta_names_the_library_and_where_it_came_from,
+          test_cuda_aware_mpi_on_device_memory])

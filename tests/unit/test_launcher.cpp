@@ -1,0 +1,150 @@
+// The local launcher's pure parts: exit-status verdicts, the MPI re-execution command, and
+// reading the launch environment.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "collectives/launch.hpp"
+#include "collectives/launch/mpi_relaunch.hpp"
+#include "collectives/launch/rank_exits.hpp"
+#include "collectives/launch/start.hpp"
+
+namespace cb {
+namespace {
+
+RankExit exited(int rank, int code) { return {rank, false, code, false}; }
+RankExit killed(int rank, int sig, bool by_launcher = false) { return {rank, true, sig, by_launcher}; }
+
+TEST(RankExits, AllZeroIsSuccess) {
+  RunVerdict v = judge({exited(0, 0), exited(1, 0)});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_TRUE(v.message.empty());
+}
+
+TEST(RankExits, KilledRankIsNamedAndEndsWithOne) {
+  // Peers of a crashed rank exit 1 with I/O errors; the crash is what gets reported.
+  RunVerdict v = judge({exited(0, 1), killed(2, 9), exited(1, 1)});
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.message, "rank 2 was killed by signal 9 (Killed)");
+}
+
+TEST(RankExits, CommbenchCodesPassThroughWithoutMessage) {
+  EXPECT_EQ(judge({exited(0, 3), exited(1, 3)}).exit_code, 3);
+  EXPECT_EQ(judge({exited(0, 4), exited(1, 1)}).exit_code, 4);  // timeout beats its fallout
+  EXPECT_EQ(judge({exited(0, 0), exited(1, 2)}).exit_code, 2);
+  EXPECT_TRUE(judge({exited(0, 3)}).message.empty());
+}
+
+TEST(RankExits, RuntimeFailureNamesTheRank) {
+  RunVerdict v = judge({exited(0, 0), exited(1, 1)});
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.message, "rank 1 exited with code 1");
+}
+
+TEST(RankExits, UnknownExitCodeBecomesOne) {
+  RunVerdict v = judge({exited(0, 127), exited(1, 3)});
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.message, "rank 0 exited with code 127");
+}
+
+TEST(RankExits, RanksStoppedByTheLauncherAreNotTheCause) {
+  RunVerdict v = judge({exited(1, 4), killed(0, 15, true)});
+  EXPECT_EQ(v.exit_code, 4);
+}
+
+TEST(MpiRelaunch, OpenMpiOversubscribesOnlyWhenNeeded) {
+  auto p = plan_mpi_launch("Open MPI", "/usr/bin/mpirun.openmpi", 4, 2, true,
+                           {"/bin/commbench", "run", "-N", "4"});
+  std::vector<std::string> want = {"/usr/bin/mpirun.openmpi", "-np", "4", "--oversubscribe",
+                                   "--bind-to", "none", "/bin/commbench", "run", "-N", "4"};
+  EXPECT_EQ(p.argv, want);
+  auto has_env = [&](const std::string& k) {
+    for (const auto& [key, value] : p.env) {
+      if (key == k && value == "1") return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has_env("OMPI_ALLOW_RUN_AS_ROOT"));
+  EXPECT_TRUE(has_env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"));
+  EXPECT_TRUE(has_env("OMPI_MCA_coll_tuned_use_dynamic_rules"));
+
+  auto q = plan_mpi_launch("Open MPI", "mpirun", 2, 2, false, {"cb"});
+  std::vector<std::string> bound = {"mpirun", "-np", "2", "--bind-to", "core", "cb"};
+  EXPECT_EQ(q.argv, bound);
+  for (const auto& [key, value] : q.env) EXPECT_NE(key, "OMPI_ALLOW_RUN_AS_ROOT");
+}
+
+TEST(MpiRelaunch, MpichForcesErrorFallbackAndWarnsWhenOversubscribed) {
+  auto p = plan_mpi_launch("MPICH", "mpiexec.mpich", 2, 2, true, {"cb", "run"});
+  std::vector<std::string> want = {"mpiexec.mpich", "-n", "2", "cb", "run"};
+  EXPECT_EQ(p.argv, want);
+  ASSERT_EQ(p.env.size(), 1u);
+  EXPECT_EQ(p.env[0].first, "MPIR_CVAR_COLLECTIVE_FALLBACK");
+  EXPECT_EQ(p.env[0].second, "error");
+  EXPECT_TRUE(p.warnings.empty());
+  EXPECT_EQ(plan_mpi_launch("MPICH", "mpiexec.mpich", 4, 2, false, {"cb"}).warnings.size(), 1u);
+}
+
+// Sets environment variables for one test and puts them back.
+class ScopedEnv {
+ public:
+  void set(const char* name, const char* value) {
+    const char* old = std::getenv(name);
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    if (value) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second) {
+        ::setenv(it->first.c_str(), it->second->c_str(), 1);
+      } else {
+        ::unsetenv(it->first.c_str());
+      }
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST(DetectLaunch, LocalLauncherVariablesWin) {
+  ScopedEnv env;
+  env.set(kLocalStoreEnv, "/tmp/commbench-abc");
+  env.set(kLocalRankEnv, "2");
+  env.set(kLocalSizeEnv, "4");
+  LaunchInfo li = detect_launch();
+  EXPECT_EQ(li.kind, LaunchInfo::Kind::Local);
+  EXPECT_EQ(li.rank, 2);
+  EXPECT_EQ(li.size, 4);
+  EXPECT_EQ(li.store_dir, "/tmp/commbench-abc");
+}
+
+TEST(DetectLaunch, OpenMpiVariables) {
+  ScopedEnv env;
+  env.set(kLocalStoreEnv, nullptr);
+  env.set("OMPI_COMM_WORLD_RANK", "1");
+  env.set("OMPI_COMM_WORLD_SIZE", "3");
+  LaunchInfo li = detect_launch();
+  EXPECT_EQ(li.kind, LaunchInfo::Kind::Mpi);
+  EXPECT_EQ(li.rank, 1);
+  EXPECT_EQ(li.size, 3);
+}
+
+TEST(DefaultRanks, CudaVisibleDevicesCounts) {
+  ScopedEnv env;
+  env.set("CUDA_VISIBLE_DEVICES", "0,1,3");
+  EXPECT_EQ(visible_gpu_count(), 3);
+  EXPECT_EQ(default_local_ranks(), 3);
+  env.set("CUDA_VISIBLE_DEVICES", "");
+  EXPECT_EQ(visible_gpu_count(), 0);
+  EXPECT_EQ(default_local_ranks(), 2);
+  env.set("CUDA_VISIBLE_DEVICES", "1,-1,2");  // entries after an invalid one are ignored
+  EXPECT_EQ(visible_gpu_count(), 1);
+}
+
+}  // namespace
+}  // namespace cb
