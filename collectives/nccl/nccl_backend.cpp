@@ -55,7 +55,6 @@ class NcclBackend : public Backend {
         control_(o.control),
         gpus_(std::max(1, o.gpus_per_process)),
         probe_ops_(o.ops.empty() ? std::vector<ReduceOp>{ReduceOp::Sum} : o.ops) {
-    if (!control_) runtime_error("internal: the nccl backend needs the run's control channel");
     // Before the first NCCL call that logs: the whole-run capture mode sets NCCL_DEBUG*.
     capture_ = std::make_unique<TuningCapture>(lib_, o.report_choice);
     watchdog_ = o.watchdog;
@@ -76,11 +75,13 @@ class NcclBackend : public Backend {
     }
     // A per-call capture runs one more collective, so every process must be able to do it.
     const bool per_call = capture_->mode() == TuningCapture::Mode::PerCall;
-    for (const auto& m : control_->allgather(per_call ? "1" : "0")) {
+    // Without a control channel (`list`) this process is the whole run; open() needs one.
+    for (const auto& m :
+         control_ ? control_->allgather(per_call ? "1" : "0") : std::vector<std::string>{}) {
       if (m != "1" && per_call) capture_->turn_off("another rank cannot capture NCCL's log");
     }
-    rank_ = control_->rank() * gpus_;
-    size_ = control_->size() * gpus_;
+    rank_ = control_ ? control_->rank() * gpus_ : 0;
+    size_ = control_ ? control_->size() * gpus_ : gpus_;
     detail_ = fmt::format("NCCL {} ({}); CUDA {}", lib_.version.text(), lib_.path, cuda::summary());
   }
   ~NcclBackend() override { comms_.clear(); }
@@ -131,6 +132,7 @@ class NcclBackend : public Backend {
       if (!forced) return {nullptr, "not an NCCL algorithm/protocol name"};
       if (size_ == 1) return {nullptr, "a single rank copies locally; NCCL selects no algorithm"};
     }
+    if (!control_) runtime_error("internal: NCCL communicators need the run's control channel");
     // One communicator per algorithm choice, shared by the collectives that use it.
     auto& comm = comms_[algorithm];
     if (comm && comm->failed()) comm.reset();
