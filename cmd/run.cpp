@@ -193,8 +193,9 @@ int execute(const RunRequest& rq) {
   check_gpu_options(rq, s);
 
   // No launcher: start the ranks (locally, or under the MPI launcher) and report their outcome.
+  // -N defaults to one rank per GPU, so --gpus G makes it one rank per G GPUs.
   const int wanted_ranks = rq.nranks.empty()
-                               ? default_local_ranks()
+                               ? std::max(1, default_local_ranks() / s.gpus)
                                : static_cast<int>(positive_count(rq.nranks, "--nranks", false));
   if (bo.launch.kind == LaunchInfo::Kind::Single) {
     for (const auto& name : s.backends) {
