@@ -85,6 +85,12 @@ std::pair<nlohmann::json, std::string> topology_for(const CheckRequest& rq) {
     return {doc, rq.topology};
   }
   std::string root = rq.sysfs_root.empty() ? "/sys" : rq.sysfs_root;
+  // The probe reads a missing tree as an empty machine; refuse it as `topo` does.
+  Sysfs sys(root);
+  if (!is_live_sysfs(root) && !sys.resolve("bus/pci/devices") && !sys.resolve("devices/system")) {
+    usage_error("--sysfs-root '{}' is not a sysfs tree (no bus/pci/devices or devices/system)",
+                root);
+  }
   return {probe_topology_json(root), fmt::format("a probe of {}", root)};
 }
 

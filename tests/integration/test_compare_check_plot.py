@@ -251,6 +251,11 @@ def test_check_probes_a_captured_tree():
     p = run(["check", spec, "--sysfs-root", tree], check=0)
     assert f"topology from a probe of {tree}" in p.stdout, p.stdout
     assert "8 GPUs; 2 NUMA nodes" in p.stdout
+    # A tree that is not sysfs would read as an empty machine: refused instead.
+    p = run(["check", spec, "--sysfs-root", d], check=2)
+    one_error_line(p, "is not a sysfs tree")
+    p = run(["check", spec, "--sysfs-root", tree, "--topology", data("topology-ci.json")], check=2)
+    one_error_line(p, "exclude each other")
 
 
 # --- plot --------------------------------------------------------------------------------------
