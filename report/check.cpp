@@ -325,6 +325,8 @@ void check_pcie(const TopologyRequirement& q, const json& doc, TopologyChecks& c
   }
 }
 
+// Every GPU has all its NVLinks up: as many as NVML says it has (nvlinks_total) where known, else
+// as many as the best-connected GPU, and at least one.
 void check_nvlink(const json& doc, TopologyChecks& c) {
   const json& gpus = array_of(doc, "gpus");
   std::optional<double> most;
@@ -343,9 +345,10 @@ void check_nvlink(const json& doc, TopologyChecks& c) {
       c.detail(label + ": NVLink state unknown");
       continue;
     }
-    if (most && *up < *most) {
+    double expected = number_at(g, "nvlinks_total").value_or(most.value_or(0));
+    if (*up < expected) {
       ok = false;
-      c.detail(fmt::format("{}: {:g} of {:g} NVLinks up", label, *up, *most));
+      c.detail(fmt::format("{}: {:g} of {:g} NVLinks up", label, *up, expected));
     }
     if (!fewest || *up < *fewest) fewest = *up;
   }

@@ -135,6 +135,18 @@ TEST(CheckTopology, DegradedNodeFailsNamingTheDevices) {
   EXPECT_EQ(r.failed(), 5);
 }
 
+TEST(CheckTopology, NvlinksAreCountedAgainstEachGpusTotal) {
+  // Every GPU lost the same two links: equal counts, but short of the 18 each one has.
+  nlohmann::json t = topology("topology-dgx-h100.json");
+  for (auto& g : t["gpus"]) g["nvlinks_up"] = 16;
+  CheckReport r = check("[[topology]]\nnvlink_all_up = true\n", {}, t);
+  EXPECT_FALSE(r.items[0].passed);
+  EXPECT_TRUE(detail_has(r.items[0], "GPU 0 (0000:18:00.0): 16 of 18 NVLinks up"));
+  // Without NVML's totals, the best-connected GPU sets the count.
+  for (auto& g : t["gpus"]) g["nvlinks_total"] = nullptr;
+  EXPECT_TRUE(check("[[topology]]\nnvlink_all_up = true\n", {}, t).items[0].passed);
+}
+
 TEST(CheckTopology, MachineWithoutGpusOrRdmaNics) {
   CheckReport r = check(
       "[[topology]]\ngpus = 0\nnuma_nodes = 1\n[[topology]]\npcie_min_width = 16\n"
