@@ -67,15 +67,21 @@ const Entry& entry(Collective c) {
 
 }  // namespace
 
-const std::vector<GlooAlgorithm>& gloo_algorithms(Collective c) { return entry(c).algorithms; }
+const std::vector<GlooAlgorithm>& gloo_algorithms(Collective c) {
+  return entry(c).algorithms;
+}
 
 bool is_gloo_algorithm(Collective c, std::string_view name) {
   const auto& a = gloo_algorithms(c);
   return std::any_of(a.begin(), a.end(), [&](const GlooAlgorithm& g) { return g.name == name; });
 }
 
-std::string_view gloo_default(Collective c) { return entry(c).default_runs; }
+std::string_view gloo_default(Collective c) {
+  return entry(c).default_runs;
+}
 
-std::string gloo_implementation(Collective c) { return std::string(entry(c).implementation); }
+std::string gloo_implementation(Collective c) {
+  return std::string(entry(c).implementation);
+}
 
 }  // namespace cb::gloo_backend

@@ -139,8 +139,10 @@ class GlooBackend : public Backend {
       case DType::Uint64:
       case DType::Half:
       case DType::Float:
-      case DType::Double: return true;
-      default: return false;
+      case DType::Double:
+        return true;
+      default:
+        return false;
     }
   }
   bool supports(Collective c, ReduceOp op) const override {
@@ -197,6 +199,8 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
   return std::make_unique<GlooBackend>(options);
 }
 
-std::string library_version() { return std::string("Gloo ") + COMMBENCH_GLOO_VERSION; }
+std::string library_version() {
+  return std::string("Gloo ") + COMMBENCH_GLOO_VERSION;
+}
 
 }  // namespace cb::gloo_backend

@@ -85,8 +85,8 @@ class GlooControl : public Control {
 
 }  // namespace
 
-std::unique_ptr<Control> make_file_store_control(const std::string& store_dir, int rank,
-                                                 int size, double timeout_seconds) {
+std::unique_ptr<Control> make_file_store_control(const std::string& store_dir, int rank, int size,
+                                                 double timeout_seconds) {
   return std::make_unique<GlooControl>(store_dir, rank, size, timeout_seconds);
 }
 

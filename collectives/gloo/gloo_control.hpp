@@ -10,7 +10,7 @@
 
 namespace cb::gloo_backend {
 
-std::unique_ptr<Control> make_file_store_control(const std::string& store_dir, int rank,
-                                                 int size, double timeout_seconds);
+std::unique_ptr<Control> make_file_store_control(const std::string& store_dir, int rank, int size,
+                                                 double timeout_seconds);
 
 }  // namespace cb::gloo_backend

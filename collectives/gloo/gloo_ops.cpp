@@ -34,7 +34,9 @@ using ReduceFn = void (*)(void*, const void*, const void*, size_t);
 
 // Element types here are trivially copyable in fact (gloo::float16 only declares its own
 // assignment), so copies go through void pointers.
-void copy_bytes(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+void copy_bytes(void* dst, const void* src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
 
 // Slot prefixes for the collectives composed here; Gloo's own use 0x01..0x08.
 constexpr std::uint8_t kSendRecvSlotPrefix = 0x40;
@@ -56,22 +58,32 @@ class Prepared : public PreparedOp {
 template <typename T>
 ReduceFn reduce_fn(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return static_cast<ReduceFn>(&::gloo::sum<T>);
-    case ReduceOp::Prod: return static_cast<ReduceFn>(&::gloo::product<T>);
-    case ReduceOp::Min: return static_cast<ReduceFn>(&::gloo::min<T>);
-    case ReduceOp::Max: return static_cast<ReduceFn>(&::gloo::max<T>);
-    default: runtime_error("Gloo has no {} reduction", name(op));
+    case ReduceOp::Sum:
+      return static_cast<ReduceFn>(&::gloo::sum<T>);
+    case ReduceOp::Prod:
+      return static_cast<ReduceFn>(&::gloo::product<T>);
+    case ReduceOp::Min:
+      return static_cast<ReduceFn>(&::gloo::min<T>);
+    case ReduceOp::Max:
+      return static_cast<ReduceFn>(&::gloo::max<T>);
+    default:
+      runtime_error("Gloo has no {} reduction", name(op));
   }
 }
 
 template <typename T>
 const ::gloo::ReductionFunction<T>* legacy_fn(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return ::gloo::ReductionFunction<T>::sum;
-    case ReduceOp::Prod: return ::gloo::ReductionFunction<T>::product;
-    case ReduceOp::Min: return ::gloo::ReductionFunction<T>::min;
-    case ReduceOp::Max: return ::gloo::ReductionFunction<T>::max;
-    default: runtime_error("Gloo has no {} reduction", name(op));
+    case ReduceOp::Sum:
+      return ::gloo::ReductionFunction<T>::sum;
+    case ReduceOp::Prod:
+      return ::gloo::ReductionFunction<T>::product;
+    case ReduceOp::Min:
+      return ::gloo::ReductionFunction<T>::min;
+    case ReduceOp::Max:
+      return ::gloo::ReductionFunction<T>::max;
+    default:
+      runtime_error("Gloo has no {} reduction", name(op));
   }
 }
 
@@ -118,8 +130,8 @@ void prepare_allreduce(const Args<T>& a, Prepared& p) {
   } else if (algo == "ring_chunked") {
     alg = p.keep(std::make_shared<::gloo::AllreduceRingChunked<T>>(a.site.context, ptrs, n, fn));
   } else if (algo == "halving_doubling") {
-    alg = p.keep(
-        std::make_shared<::gloo::AllreduceHalvingDoubling<T>>(a.site.context, ptrs, n, fn));
+    alg =
+        p.keep(std::make_shared<::gloo::AllreduceHalvingDoubling<T>>(a.site.context, ptrs, n, fn));
   } else if (algo == "bcube") {
     alg = p.keep(std::make_shared<::gloo::AllreduceBcube<T>>(a.site.context, ptrs, n, fn));
   } else {
@@ -137,8 +149,8 @@ void prepare_allgather(const Args<T>& a, Prepared& p) {
   if (a.algorithm == "ring") {
     const T* in = a.in_place ? a.recv + static_cast<std::size_t>(a.rank) * a.count : a.send;
     std::vector<const T*> ins{in};
-    auto* alg = p.keep(std::make_shared<::gloo::AllgatherRing<T>>(
-        a.site.context, ins, a.recv, static_cast<int>(a.count)));
+    auto* alg = p.keep(std::make_shared<::gloo::AllgatherRing<T>>(a.site.context, ins, a.recv,
+                                                                  static_cast<int>(a.count)));
     p.fn = [alg] { alg->run(); };
     return;
   }
@@ -236,8 +248,8 @@ void prepare_broadcast(const Args<T>& a, Prepared& p) {
     std::vector<T*> ptrs;
     if (root && !a.in_place) ptrs.push_back(a.send);
     ptrs.push_back(a.recv);
-    auto* alg = p.keep(std::make_shared<::gloo::BroadcastOneToAll<T>>(
-        a.site.context, ptrs, a.count, a.call.root, 0));
+    auto* alg = p.keep(std::make_shared<::gloo::BroadcastOneToAll<T>>(a.site.context, ptrs, a.count,
+                                                                      a.call.root, 0));
     p.fn = [alg] { alg->run(); };
     return;
   }
@@ -378,16 +390,26 @@ void prepare_typed(const GlooCallSite& site, const std::string& algorithm,
                   static_cast<T*>(call.send),
                   static_cast<T*>(call.recv)};
   switch (call.collective) {
-    case Collective::AllReduce: return prepare_allreduce(a, p);
-    case Collective::AllGather: return prepare_allgather(a, p);
-    case Collective::ReduceScatter: return prepare_reduce_scatter(a, p);
-    case Collective::Broadcast: return prepare_broadcast(a, p);
-    case Collective::Reduce: return prepare_reduce(a, p);
-    case Collective::AllToAll: return prepare_alltoall(a, p);
-    case Collective::Gather: return prepare_gather(a, p);
-    case Collective::Scatter: return prepare_scatter(a, p);
-    case Collective::SendRecv: return prepare_sendrecv(a, p);
-    case Collective::Barrier: return prepare_barrier(site, algorithm, p);
+    case Collective::AllReduce:
+      return prepare_allreduce(a, p);
+    case Collective::AllGather:
+      return prepare_allgather(a, p);
+    case Collective::ReduceScatter:
+      return prepare_reduce_scatter(a, p);
+    case Collective::Broadcast:
+      return prepare_broadcast(a, p);
+    case Collective::Reduce:
+      return prepare_reduce(a, p);
+    case Collective::AllToAll:
+      return prepare_alltoall(a, p);
+    case Collective::Gather:
+      return prepare_gather(a, p);
+    case Collective::Scatter:
+      return prepare_scatter(a, p);
+    case Collective::SendRecv:
+      return prepare_sendrecv(a, p);
+    case Collective::Barrier:
+      return prepare_barrier(site, algorithm, p);
   }
 }
 
@@ -397,16 +419,35 @@ std::unique_ptr<PreparedOp> prepare(const GlooCallSite& site, const std::string&
                                     const CollectiveCall& call) {
   auto p = std::make_unique<Prepared>();
   switch (call.dtype) {
-    case DType::Int8: prepare_typed<std::int8_t>(site, algorithm, call, *p); break;
-    case DType::Uint8: prepare_typed<std::uint8_t>(site, algorithm, call, *p); break;
-    case DType::Int32: prepare_typed<std::int32_t>(site, algorithm, call, *p); break;
-    case DType::Uint32: prepare_typed<std::uint32_t>(site, algorithm, call, *p); break;
-    case DType::Int64: prepare_typed<std::int64_t>(site, algorithm, call, *p); break;
-    case DType::Uint64: prepare_typed<std::uint64_t>(site, algorithm, call, *p); break;
-    case DType::Half: prepare_typed<::gloo::float16>(site, algorithm, call, *p); break;
-    case DType::Float: prepare_typed<float>(site, algorithm, call, *p); break;
-    case DType::Double: prepare_typed<double>(site, algorithm, call, *p); break;
-    default: runtime_error("Gloo has no {} type", info(call.dtype).name);
+    case DType::Int8:
+      prepare_typed<std::int8_t>(site, algorithm, call, *p);
+      break;
+    case DType::Uint8:
+      prepare_typed<std::uint8_t>(site, algorithm, call, *p);
+      break;
+    case DType::Int32:
+      prepare_typed<std::int32_t>(site, algorithm, call, *p);
+      break;
+    case DType::Uint32:
+      prepare_typed<std::uint32_t>(site, algorithm, call, *p);
+      break;
+    case DType::Int64:
+      prepare_typed<std::int64_t>(site, algorithm, call, *p);
+      break;
+    case DType::Uint64:
+      prepare_typed<std::uint64_t>(site, algorithm, call, *p);
+      break;
+    case DType::Half:
+      prepare_typed<::gloo::float16>(site, algorithm, call, *p);
+      break;
+    case DType::Float:
+      prepare_typed<float>(site, algorithm, call, *p);
+      break;
+    case DType::Double:
+      prepare_typed<double>(site, algorithm, call, *p);
+      break;
+    default:
+      runtime_error("Gloo has no {} type", info(call.dtype).name);
   }
   return p;
 }

@@ -18,8 +18,7 @@ std::pair<std::string, std::vector<char>> decode_entry(const std::string& entry)
   std::size_t len = std::stoul(entry.substr(0, colon));
   if (colon + 1 + len > entry.size()) runtime_error("malformed rendezvous entry");
   std::string key = entry.substr(colon + 1, len);
-  std::vector<char> data(entry.begin() + static_cast<std::ptrdiff_t>(colon + 1 + len),
-                         entry.end());
+  std::vector<char> data(entry.begin() + static_cast<std::ptrdiff_t>(colon + 1 + len), entry.end());
   return {std::move(key), std::move(data)};
 }
 

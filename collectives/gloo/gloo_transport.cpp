@@ -113,8 +113,8 @@ std::shared_ptr<::gloo::transport::Device> make_device(const TransportChoice& ch
 }
 
 std::shared_ptr<::gloo::rendezvous::Context> connect(
-    ::gloo::rendezvous::Store& store, std::shared_ptr<::gloo::transport::Device>& device,
-    int rank, int size, std::chrono::milliseconds timeout) {
+    ::gloo::rendezvous::Store& store, std::shared_ptr<::gloo::transport::Device>& device, int rank,
+    int size, std::chrono::milliseconds timeout) {
   auto context = std::make_shared<::gloo::rendezvous::Context>(rank, size);
   context->setTimeout(timeout);
   guarded("rendezvous", [&] { context->connectFullMesh(store, device); });

@@ -34,8 +34,8 @@ std::shared_ptr<::gloo::transport::Device> make_device(const TransportChoice& ch
 // A context connected to every other rank; `timeout` bounds the rendezvous and every later
 // operation on the context.
 std::shared_ptr<::gloo::rendezvous::Context> connect(
-    ::gloo::rendezvous::Store& store, std::shared_ptr<::gloo::transport::Device>& device,
-    int rank, int size, std::chrono::milliseconds timeout);
+    ::gloo::rendezvous::Store& store, std::shared_ptr<::gloo::transport::Device>& device, int rank,
+    int size, std::chrono::milliseconds timeout);
 
 // --timeout in seconds as Gloo's timeout: a little longer than the watchdog's, so a rank that
 // stops making progress is reported as a timeout (exit 4) rather than as a Gloo I/O error.

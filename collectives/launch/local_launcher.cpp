@@ -26,7 +26,9 @@ namespace {
 
 volatile sig_atomic_t g_stop_signal = 0;
 
-void on_stop_signal(int sig) { g_stop_signal = sig; }
+void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+}
 
 // SIGINT/SIGTERM/SIGHUP to the launcher stop the ranks and still clean up. No SA_RESTART, so a
 // blocking waitpid returns EINTR and the loop sees the signal.
@@ -64,8 +66,8 @@ class TempDir {
   std::string path_;
 };
 
-pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks,
-                 const std::string& dir, pid_t launcher) {
+pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks, const std::string& dir,
+                 pid_t launcher) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

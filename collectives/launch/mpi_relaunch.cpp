@@ -32,11 +32,15 @@ int usable_cores() {
 
 }  // namespace
 
-std::string build_mpi_launcher() { return COMMBENCH_MPIEXEC_PATH; }
-std::string build_mpi_flavor() { return COMMBENCH_MPI_FLAVOR; }
+std::string build_mpi_launcher() {
+  return COMMBENCH_MPIEXEC_PATH;
+}
+std::string build_mpi_flavor() {
+  return COMMBENCH_MPI_FLAVOR;
+}
 
-MpiLaunchPlan plan_mpi_launch(const std::string& flavor, const std::string& launcher,
-                              int nranks, int cores, bool as_root,
+MpiLaunchPlan plan_mpi_launch(const std::string& flavor, const std::string& launcher, int nranks,
+                              int cores, bool as_root,
                               const std::vector<std::string>& program_args) {
   MpiLaunchPlan p;
   p.argv.push_back(launcher);

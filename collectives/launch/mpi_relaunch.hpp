@@ -8,7 +8,7 @@
 namespace cb {
 
 struct MpiLaunchPlan {
-  std::vector<std::string> argv;              // launcher, its flags, then this program's args
+  std::vector<std::string> argv;  // launcher, its flags, then this program's args
   std::vector<std::pair<std::string, std::string>> env;  // set unless the user already did
   std::vector<std::string> warnings;
 };
@@ -17,8 +17,8 @@ struct MpiLaunchPlan {
 // `cores` cores. Open MPI: --oversubscribe when nranks > cores, binding to cores otherwise, root
 // permission and coll/tuned dynamic rules (for -A) through the environment. MPICH:
 // collective fallback set to error so a forced algorithm is never silently replaced.
-MpiLaunchPlan plan_mpi_launch(const std::string& flavor, const std::string& launcher,
-                              int nranks, int cores, bool as_root,
+MpiLaunchPlan plan_mpi_launch(const std::string& flavor, const std::string& launcher, int nranks,
+                              int cores, bool as_root,
                               const std::vector<std::string>& program_args);
 
 // Replaces this process with the MPI launcher; throws a runtime Error if that fails.

@@ -12,13 +12,20 @@ namespace {
 int severity(const RankExit& e) {
   if (e.signaled) return e.stopped_by_launcher ? 90 : 0;
   switch (e.code) {
-    case 0: return 100;
-    case 4: return 2;
-    case 3: return 3;
-    case 2: return 4;
-    case 5: return 5;
-    case 1: return 6;
-    default: return 1;
+    case 0:
+      return 100;
+    case 4:
+      return 2;
+    case 3:
+      return 3;
+    case 2:
+      return 4;
+    case 5:
+      return 5;
+    case 1:
+      return 6;
+    default:
+      return 1;
   }
 }
 

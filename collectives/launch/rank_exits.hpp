@@ -8,8 +8,8 @@ namespace cb {
 
 struct RankExit {
   int rank = 0;
-  bool signaled = false;  // killed by a signal rather than exiting
-  int code = 0;           // exit code, or the signal number when signaled
+  bool signaled = false;             // killed by a signal rather than exiting
+  int code = 0;                      // exit code, or the signal number when signaled
   bool stopped_by_launcher = false;  // the launcher sent that signal while cleaning up
 };
 

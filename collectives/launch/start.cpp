@@ -21,8 +21,8 @@ int visible_gpu_count() {
     std::size_t start = 0;
     while (start <= s.size()) {
       std::size_t comma = s.find(',', start);
-      std::string item = s.substr(start, comma == std::string::npos ? std::string::npos
-                                                                    : comma - start);
+      std::string item =
+          s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (item.empty() || item[0] == '-') break;
       ++n;
       if (comma == std::string::npos) break;

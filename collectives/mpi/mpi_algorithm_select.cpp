@@ -14,7 +14,9 @@ namespace {
 
 constexpr std::size_t kCollectives = 10;
 
-std::size_t slot(Collective c) { return static_cast<std::size_t>(c); }
+std::size_t slot(Collective c) {
+  return static_cast<std::size_t>(c);
+}
 
 // One MPI_T control variable with an allocated handle.
 struct Cvar {
@@ -107,7 +109,7 @@ std::vector<std::string> enum_names(const Cvar& v) {
 struct State {
   std::array<Cvar, kCollectives> algorithm;
   std::array<Cvar, kCollectives> device;
-  std::array<Cvar, kCollectives> segment;  // Open MPI segment sizes
+  std::array<Cvar, kCollectives> segment;   // Open MPI segment sizes
   std::array<int, kCollectives> initial{};  // value found at start
   std::array<int, kCollectives> initial_device{};
   std::array<int, kCollectives> current{};

@@ -7,7 +7,9 @@ namespace cb::mpi {
 
 namespace {
 
-bool is_pof2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+bool is_pof2(int n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
 
 // Largest power of two <= n.
 std::uint64_t pof2_floor(int n) {
@@ -19,16 +21,26 @@ std::uint64_t pof2_floor(int n) {
 // The collective's name inside MPI variable names.
 std::string_view ompi_stem(Collective c) {
   switch (c) {
-    case Collective::AllReduce: return "allreduce";
-    case Collective::AllGather: return "allgather";
-    case Collective::ReduceScatter: return "reduce_scatter_block";
-    case Collective::Broadcast: return "bcast";
-    case Collective::Reduce: return "reduce";
-    case Collective::AllToAll: return "alltoall";
-    case Collective::Gather: return "gather";
-    case Collective::Scatter: return "scatter";
-    case Collective::Barrier: return "barrier";
-    case Collective::SendRecv: return "";
+    case Collective::AllReduce:
+      return "allreduce";
+    case Collective::AllGather:
+      return "allgather";
+    case Collective::ReduceScatter:
+      return "reduce_scatter_block";
+    case Collective::Broadcast:
+      return "bcast";
+    case Collective::Reduce:
+      return "reduce";
+    case Collective::AllToAll:
+      return "alltoall";
+    case Collective::Gather:
+      return "gather";
+    case Collective::Scatter:
+      return "scatter";
+    case Collective::Barrier:
+      return "barrier";
+    case Collective::SendRecv:
+      return "";
   }
   return "";
 }
@@ -94,7 +106,8 @@ std::string ompi_reason(std::string_view a, const CallTraits& t) {
         return "the operation is not commutative: Open MPI runs basic_linear instead";
       }
       break;
-    default: break;
+    default:
+      break;
   }
   return {};
 }
@@ -140,7 +153,8 @@ std::string mpich_reason(std::string_view a, const CallTraits& t) {
         return "out of place: this algorithm runs in place only";
       }
       break;
-    default: break;
+    default:
+      break;
   }
   return {};
 }
@@ -161,25 +175,29 @@ std::string ompi_algorithm_variable(Collective c) {
 std::vector<std::string> ompi_known_algorithms(Collective c) {
   switch (c) {
     case Collective::AllReduce:
-      return {"basic_linear", "nonoverlapping", "recursive_doubling", "ring", "segmented_ring",
-              "rabenseifner"};
+      return {"basic_linear", "nonoverlapping", "recursive_doubling",
+              "ring",         "segmented_ring", "rabenseifner"};
     case Collective::Broadcast:
-      return {"basic_linear", "chain",    "pipeline", "split_binary_tree", "binary_tree",
-              "binomial",     "knomial",  "scatter_allgather", "scatter_allgather_ring"};
+      return {"basic_linear",          "chain",    "pipeline", "split_binary_tree",
+              "binary_tree",           "binomial", "knomial",  "scatter_allgather",
+              "scatter_allgather_ring"};
     case Collective::Reduce:
-      return {"linear", "chain", "pipeline", "binary", "binomial", "in-order_binary",
-              "rabenseifner"};
+      return {"linear",   "chain",           "pipeline",    "binary",
+              "binomial", "in-order_binary", "rabenseifner"};
     case Collective::AllGather:
       return {"linear", "bruck", "recursive_doubling", "ring", "neighbor", "two_proc"};
     case Collective::ReduceScatter:
       return {"basic_linear", "recursive_doubling", "recursive_halving", "butterfly"};
     case Collective::AllToAll:
       return {"linear", "pairwise", "modified_bruck", "linear_sync", "two_proc"};
-    case Collective::Gather: return {"basic_linear", "binomial", "linear_sync"};
-    case Collective::Scatter: return {"basic_linear", "binomial", "linear_nb"};
+    case Collective::Gather:
+      return {"basic_linear", "binomial", "linear_sync"};
+    case Collective::Scatter:
+      return {"basic_linear", "binomial", "linear_nb"};
     case Collective::Barrier:
       return {"linear", "double_ring", "recursive_doubling", "bruck", "two_proc", "tree"};
-    case Collective::SendRecv: return {};
+    case Collective::SendRecv:
+      return {};
   }
   return {};
 }
@@ -197,21 +215,26 @@ std::string mpich_device_variable(Collective c) {
 std::vector<std::string> mpich_known_algorithms(Collective c) {
   // MPICH 4.0.2 src/mpi/coll/cvars.txt, in enum order after "auto".
   switch (c) {
-    case Collective::Barrier: return {"nb", "smp", "dissemination"};
+    case Collective::Barrier:
+      return {"nb", "smp", "dissemination"};
     case Collective::Broadcast:
       return {"binomial", "nb", "smp", "scatter_recursive_doubling_allgather",
               "scatter_ring_allgather"};
-    case Collective::Reduce: return {"binomial", "nb", "smp", "reduce_scatter_gather"};
+    case Collective::Reduce:
+      return {"binomial", "nb", "smp", "reduce_scatter_gather"};
     case Collective::AllReduce:
       return {"nb", "smp", "recursive_doubling", "reduce_scatter_allgather"};
-    case Collective::AllGather: return {"brucks", "nb", "recursive_doubling", "ring"};
+    case Collective::AllGather:
+      return {"brucks", "nb", "recursive_doubling", "ring"};
     case Collective::ReduceScatter:
       return {"noncommutative", "recursive_doubling", "pairwise", "recursive_halving", "nb"};
     case Collective::AllToAll:
       return {"brucks", "nb", "pairwise", "pairwise_sendrecv_replace", "scattered"};
     case Collective::Gather:
-    case Collective::Scatter: return {"binomial", "nb"};
-    case Collective::SendRecv: return {};
+    case Collective::Scatter:
+      return {"binomial", "nb"};
+    case Collective::SendRecv:
+      return {};
   }
   return {};
 }
@@ -223,13 +246,15 @@ std::optional<int> mpich_algorithm_value(Collective c, std::string_view name) {
   return static_cast<int>(it - names.begin()) + 1;
 }
 
-std::string inapplicable_reason(MpiFlavor flavor, std::string_view algorithm,
-                                const CallTraits& t) {
+std::string inapplicable_reason(MpiFlavor flavor, std::string_view algorithm, const CallTraits& t) {
   if (algorithm == "default") return {};
   switch (flavor) {
-    case MpiFlavor::OpenMpi: return ompi_reason(algorithm, t);
-    case MpiFlavor::Mpich: return mpich_reason(algorithm, t);
-    case MpiFlavor::Other: return {};
+    case MpiFlavor::OpenMpi:
+      return ompi_reason(algorithm, t);
+    case MpiFlavor::Mpich:
+      return mpich_reason(algorithm, t);
+    case MpiFlavor::Other:
+      return {};
   }
   return {};
 }

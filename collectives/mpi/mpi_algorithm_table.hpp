@@ -29,9 +29,9 @@ struct CallTraits {
   std::uint64_t count = 0;    // per-rank count, as in the catalogue
   std::size_t type_size = 4;  // bytes per element
   bool in_place = false;
-  bool builtin_op = true;      // commbench only uses MPI's predefined operations
+  bool builtin_op = true;  // commbench only uses MPI's predefined operations
   bool commutative = true;
-  bool multi_node = false;     // ranks on more than one node, some node with several
+  bool multi_node = false;  // ranks on more than one node, some node with several
 };
 
 // Open MPI's MCA/MPI_T variable that forces `c`'s algorithm ("" where there is none), e.g.
@@ -54,7 +54,6 @@ std::optional<int> mpich_algorithm_value(Collective c, std::string_view name);
 
 // Why forcing `algorithm` would not run it as named for `t`, or empty when it would. The text
 // reads after "skipped where ...".
-std::string inapplicable_reason(MpiFlavor flavor, std::string_view algorithm,
-                                const CallTraits& t);
+std::string inapplicable_reason(MpiFlavor flavor, std::string_view algorithm, const CallTraits& t);
 
 }  // namespace cb::mpi

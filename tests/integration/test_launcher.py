@@ -123,17 +123,23 @@ def test_bad_input_is_reported_once_before_any_rank_starts():
     assert_clean(d)
 
 
-def test_stopping_the_launcher_stops_the_ranks_and_cleans_up():
-    d = fresh_tmpdir()
-    env = dict(os.environ, TMPDIR=d, CUDA_VISIBLE_DEVICES="")
-    proc = subprocess.Popen([COMMBENCH, "run", "-N", "2", "-c", "allreduce", "-b", "1M", "-e", "1M",
-                             "--min-time", "30"], env=env, stdout=subprocess.PIPE,
+def start_long_run(tmpdir, nranks):
+    """A launcher running `nranks` ranks for long enough to be interrupted, once they all run."""
+    env = dict(os.environ, TMPDIR=tmpdir, CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.Popen([COMMBENCH, "run", "-N", str(nranks), "-c", "allreduce", "-b", "1M",
+                             "-e", "1M", "--min-time", "30"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    while len(ranks_using(d)) < 2 and time.monotonic() < deadline:
+    while len(ranks_using(tmpdir)) < nranks and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(ranks_using(d)) == 2, "ranks did not start"
+    assert len(ranks_using(tmpdir)) == nranks, "ranks did not start"
     time.sleep(0.5)
+    return proc
+
+
+def test_stopping_the_launcher_stops_the_ranks_and_cleans_up():
+    d = fresh_tmpdir()
+    proc = start_long_run(d, 2)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 1 and "interrupted" in err, (proc.returncode, err)
@@ -142,16 +148,9 @@ def test_stopping_the_launcher_stops_the_ranks_and_cleans_up():
 
 def test_killing_the_launcher_takes_the_ranks_with_it():
     d = fresh_tmpdir()
-    env = dict(os.environ, TMPDIR=d, CUDA_VISIBLE_DEVICES="")
-    proc = subprocess.Popen([COMMBENCH, "run", "-N", "3", "-c", "allreduce", "-b", "1M", "-e", "1M",
-                             "--min-time", "30"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while len(ranks_using(d)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(ranks_using(d)) == 3, "ranks did not start"
+    proc = start_long_run(d, 3)
     proc.kill()  # SIGKILL: no clean-up in the launcher, the kernel ends its ranks
-    proc.wait()
+    proc.communicate()
     deadline = time.monotonic() + 10
     while ranks_using(d) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -49,8 +49,8 @@ std::uint64_t run_once(cb::Collective c, MPI_Comm comm, MPI_Op op, int count,
   const int total = c == cb::Collective::ReduceScatter ? count * size : count;
   std::vector<std::uint64_t> in(static_cast<std::size_t>(total));
   for (int i = 0; i < total; ++i) {
-    in[static_cast<std::size_t>(i)] = 1000003ull * static_cast<std::uint64_t>(rank + 1) +
-                                      static_cast<std::uint64_t>(i);
+    in[static_cast<std::size_t>(i)] =
+        1000003ull * static_cast<std::uint64_t>(rank + 1) + static_cast<std::uint64_t>(i);
   }
   std::vector<std::uint64_t> out(static_cast<std::size_t>(count), 0);
   int rc = MPI_SUCCESS;
@@ -64,7 +64,9 @@ std::uint64_t run_once(cb::Collective c, MPI_Comm comm, MPI_Op op, int count,
     case cb::Collective::ReduceScatter:
       rc = MPI_Reduce_scatter_block(in.data(), out.data(), count, MPI_UINT64_T, op, comm);
       break;
-    default: std::fprintf(stderr, "unsupported collective\n"); MPI_Abort(MPI_COMM_WORLD, 2);
+    default:
+      std::fprintf(stderr, "unsupported collective\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
   }
   if (rc != MPI_SUCCESS) {
     if (!error) {

@@ -104,8 +104,8 @@ Outcome run_everything(int nranks) {
         if (!comms.count(key)) comms[key] = backend->open(c.collective, c.algorithm);
         auto& comm = comms[key].comm;
         ASSERT_TRUE(comm) << comms[key].skipped_reason;
-        CollectiveCall shape{c.collective, c.dtype, c.op, c.placement, std::max(c.root, 0),
-                             c.count, nullptr, nullptr};
+        CollectiveCall shape{c.collective,        c.dtype, c.op,    c.placement,
+                             std::max(c.root, 0), c.count, nullptr, nullptr};
         if (!comm->skip_reason(shape).empty()) {
           out.skipped.insert(std::string(name(c.collective)) + "/" + c.algorithm);
           continue;

@@ -12,8 +12,12 @@
 namespace cb {
 namespace {
 
-RankExit exited(int rank, int code) { return {rank, false, code, false}; }
-RankExit killed(int rank, int sig, bool by_launcher = false) { return {rank, true, sig, by_launcher}; }
+RankExit exited(int rank, int code) {
+  return {rank, false, code, false};
+}
+RankExit killed(int rank, int sig, bool by_launcher = false) {
+  return {rank, true, sig, by_launcher};
+}
 
 TEST(RankExits, AllZeroIsSuccess) {
   RunVerdict v = judge({exited(0, 0), exited(1, 0)});
@@ -55,8 +59,16 @@ TEST(RankExits, RanksStoppedByTheLauncherAreNotTheCause) {
 TEST(MpiRelaunch, OpenMpiOversubscribesOnlyWhenNeeded) {
   auto p = plan_mpi_launch("Open MPI", "/usr/bin/mpirun.openmpi", 4, 2, true,
                            {"/bin/commbench", "run", "-N", "4"});
-  std::vector<std::string> want = {"/usr/bin/mpirun.openmpi", "-np", "4", "--oversubscribe",
-                                   "--bind-to", "none", "/bin/commbench", "run", "-N", "4"};
+  std::vector<std::string> want = {"/usr/bin/mpirun.openmpi",
+                                   "-np",
+                                   "4",
+                                   "--oversubscribe",
+                                   "--bind-to",
+                                   "none",
+                                   "/bin/commbench",
+                                   "run",
+                                   "-N",
+                                   "4"};
   EXPECT_EQ(p.argv, want);
   auto has_env = [&](const std::string& k) {
     for (const auto& [key, value] : p.env) {

@@ -31,8 +31,7 @@ TEST(MpiAlgorithms, VariableNames) {
   EXPECT_EQ(ompi_algorithm_variable(Collective::SendRecv), "");
   EXPECT_EQ(mpich_algorithm_variable(Collective::ReduceScatter),
             "MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM");
-  EXPECT_EQ(mpich_device_variable(Collective::AllReduce),
-            "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE");
+  EXPECT_EQ(mpich_device_variable(Collective::AllReduce), "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE");
 }
 
 TEST(MpiAlgorithms, MpichPositionsFollowTheCvarList) {
@@ -60,18 +59,14 @@ TEST(MpiAlgorithms, OpenMpiSilentFallbacksAreReported) {
   EXPECT_NE(inapplicable_reason(O, "rabenseifner", traits(Collective::AllReduce, 6, 3)), "");
   EXPECT_EQ(inapplicable_reason(O, "rabenseifner", traits(Collective::AllReduce, 6, 4)), "");
   // segmented_ring needs at least nranks 1 MiB segments.
-  EXPECT_NE(inapplicable_reason(O, "segmented_ring", traits(Collective::AllReduce, 2, 262144)),
-            "");
-  EXPECT_EQ(inapplicable_reason(O, "segmented_ring", traits(Collective::AllReduce, 2, 524288)),
-            "");
-  EXPECT_NE(inapplicable_reason(O, "recursive_doubling", traits(Collective::AllGather, 3, 8)),
-            "");
+  EXPECT_NE(inapplicable_reason(O, "segmented_ring", traits(Collective::AllReduce, 2, 262144)), "");
+  EXPECT_EQ(inapplicable_reason(O, "segmented_ring", traits(Collective::AllReduce, 2, 524288)), "");
+  EXPECT_NE(inapplicable_reason(O, "recursive_doubling", traits(Collective::AllGather, 3, 8)), "");
   EXPECT_NE(inapplicable_reason(O, "neighbor", traits(Collective::AllGather, 3, 8)), "");
   EXPECT_NE(inapplicable_reason(O, "two_proc", traits(Collective::Barrier, 3, 0)), "");
   EXPECT_EQ(inapplicable_reason(O, "two_proc", traits(Collective::Barrier, 2, 0)), "");
   EXPECT_NE(inapplicable_reason(O, "pairwise", traits(Collective::AllToAll, 2, 8, true)), "");
-  EXPECT_NE(inapplicable_reason(O, "scatter_allgather", traits(Collective::Broadcast, 4, 3)),
-            "");
+  EXPECT_NE(inapplicable_reason(O, "scatter_allgather", traits(Collective::Broadcast, 4, 3)), "");
   EXPECT_EQ(inapplicable_reason(O, "default", traits(Collective::AllReduce, 4, 1)), "");
 }
 
@@ -88,8 +83,7 @@ TEST(MpiAlgorithms, MpichRestrictionsAreReported) {
   CallTraits spread = traits(Collective::AllReduce, 4, 64);
   spread.multi_node = true;
   EXPECT_EQ(inapplicable_reason(M, "smp", spread), "");
-  EXPECT_NE(inapplicable_reason(M, "recursive_doubling", traits(Collective::AllGather, 3, 8)),
-            "");
+  EXPECT_NE(inapplicable_reason(M, "recursive_doubling", traits(Collective::AllGather, 3, 8)), "");
   EXPECT_NE(inapplicable_reason(M, "brucks", traits(Collective::AllToAll, 2, 8, true)), "");
   EXPECT_NE(inapplicable_reason(M, "pairwise_sendrecv_replace", traits(Collective::AllToAll, 2, 8)),
             "");
