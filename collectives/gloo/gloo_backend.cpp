@@ -111,6 +111,9 @@ class GlooBackend : public Backend {
       rank_ = o.launch.rank;
       size_ = o.launch.size;
     }
+    if (o.memory == MemoryKind::Device) {
+      usage_error("the gloo backend runs on host memory only: use --memory host");
+    }
     if (size_ > 1 && !o.control) {
       runtime_error("the gloo backend needs the run's control channel to rendezvous");
     }
