@@ -3,9 +3,7 @@
 #ifndef COMMBENCH_VERSION
 #define COMMBENCH_VERSION "0.0.0"
 #endif
-#ifndef COMMBENCH_GIT_COMMIT
-#define COMMBENCH_GIT_COMMIT "unknown"
-#endif
+#include "git_commit.h"  // generated at build time
 #ifndef COMMBENCH_BUILD_OPTIONS
 #define COMMBENCH_BUILD_OPTIONS ""
 #endif

@@ -1,5 +1,7 @@
 #include "collectives/registry.hpp"
 
+#include <fmt/ranges.h>
+
 #include "collectives/mpi/mpi_backend.hpp"
 #include "collectives/mpi/mpi_cuda_aware.hpp"
 #include "collectives/nccl/nccl_backend.hpp"
@@ -34,9 +36,9 @@ const BackendEntry* find_backend(const std::string& name) {
 }
 
 std::string backend_names() {
-  std::string s;
-  for (const auto& e : backend_registry()) s += (s.empty() ? "" : ", ") + e.name;
-  return s;
+  std::vector<std::string> names;
+  for (const auto& e : backend_registry()) names.push_back(e.name);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 }  // namespace cb
