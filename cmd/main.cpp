@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cb::Action action;
   cb::register_run(app, action);
+  cb::register_tune(app, action);
   cb::register_list(app, action);
   cb::register_version(app, action);
   cb::register_topo(app, action);

@@ -8,6 +8,7 @@
 
 #include "cmd/options.hpp"
 #include "cmd/progress.hpp"
+#include "cmd/run.hpp"
 #include "cmd/subcommands.hpp"
 #include "cmd/version_info.hpp"
 #ifdef COMMBENCH_HAVE_GLOO
@@ -25,33 +26,6 @@
 namespace cb {
 
 namespace {
-
-struct RunRequest {
-  std::string collectives = "all";
-  std::string backends;
-  std::string algorithms = "default";
-  std::string min_bytes = "8";
-  std::string max_bytes;
-  std::string step_factor = "2";
-  std::string step_bytes;
-  std::string dtypes = "float";
-  std::string ops = "sum";
-  std::string placement = "out";
-  std::string root = "0";
-  std::string warmup;
-  std::string iters;
-  std::string min_time = "0.05";
-  bool check = true;
-  std::string memory;
-  std::string nranks;
-  std::string timeout = "300";
-  std::string format = "table";
-  std::vector<std::string> outputs;
-  std::string progress = "auto";
-  std::string gloo_iface;
-  std::string nccl_lib;
-  std::string gpus;
-};
 
 struct Settings {
   SweepOptions sweep;
@@ -174,7 +148,9 @@ Hosts gather_hosts(Control& control) {
   return h;
 }
 
-int execute(const RunRequest& rq) {
+}  // namespace
+
+int execute_run(const RunRequest& rq) {
   Settings s = validate(rq);
   for (const auto& path : rq.outputs) check_output_path(path);
   std::ostringstream probe_format;
@@ -271,6 +247,7 @@ int execute(const RunRequest& rq) {
   if (rank == 0) {
     writers.push_back(make_stream_writer(rq.format, std::cout));
     for (const auto& path : rq.outputs) writers.push_back(make_file_writer(path));
+    if (rq.extra_writer) writers.push_back(rq.extra_writer());
     for (auto& w : writers) w->begin(meta);
   }
 
@@ -336,43 +313,45 @@ int execute(const RunRequest& rq) {
   return 0;
 }
 
-}  // namespace
+void add_run_options(CLI::App* cmd, RunRequest& rq) {
+  cmd->add_option("-c,--collectives", rq.collectives,
+                  "all, or a list of allreduce, allgather, reduce_scatter, broadcast, reduce, "
+                  "alltoall, gather, scatter, sendrecv, barrier");
+  cmd->add_option("-B,--backends", rq.backends, "mpi, gloo, nccl (default: see README)");
+  cmd->add_option("-A,--algorithms", rq.algorithms, "default, all, or names from `list algorithms`");
+  cmd->add_option("-b,--min-bytes", rq.min_bytes, "smallest size (8, 64K, 4M, 1G; binary)");
+  cmd->add_option("-e,--max-bytes", rq.max_bytes, "largest size (default 64M host, 1G device)");
+  cmd->add_option("-f,--step-factor", rq.step_factor, "multiplicative size step (default 2)");
+  cmd->add_option("-i,--step-bytes", rq.step_bytes, "additive size step (overrides -f)");
+  cmd->add_option("-d,--dtypes", rq.dtypes, "element types (default float), or all");
+  cmd->add_option("-o,--ops", rq.ops, "sum, prod, min, max, avg, or all (default sum)");
+  cmd->add_option("--placement", rq.placement, "out, in or both (default out)");
+  cmd->add_option("-r,--root", rq.root, "root rank for rooted collectives, or all (default 0)");
+  cmd->add_option("-w,--warmup", rq.warmup, "warm-up iterations per case (default adaptive)");
+  cmd->add_option("-n,--iters", rq.iters, "fixed timed iterations per case (default adaptive)");
+  cmd->add_option("--min-time", rq.min_time, "adaptive time budget per case, seconds (default 0.05)");
+  cmd->add_flag("--check,!--no-check", rq.check, "validate every result exactly (default on)");
+  cmd->add_option("--memory", rq.memory, "host or device (default device for nccl, else host)");
+  cmd->add_option("-N,--nranks", rq.nranks,
+                  "ranks to start when not under mpirun/srun (default: one per GPU, else 2)");
+  cmd->add_option("--gloo-iface", rq.gloo_iface,
+                  "network interface for Gloo (default: loopback on one host, else the host "
+                  "name's address)");
+  cmd->add_option("--timeout", rq.timeout, "watchdog seconds on set-up and each operation (300)");
+  cmd->add_option("--format", rq.format, "stdout format: table, csv, json, md, gbench (default table)");
+  cmd->add_option("--output", rq.outputs, "also write FILE (.txt .csv .json .jsonl .md .gbench.json); repeatable");
+  cmd->add_option("--progress", rq.progress, "progress on stderr: auto, always, never");
+  cmd->add_option("--nccl-lib", rq.nccl_lib,
+                  "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then search)");
+  cmd->add_option("-g,--gpus", rq.gpus, "GPUs each process drives with -B nccl (default 1)");
+}
 
 void register_run(CLI::App& app, Action& action) {
   auto rq = std::make_shared<RunRequest>();
   CLI::App* run = app.add_subcommand("run", "benchmark collectives: latency, bandwidth, validation");
-  run->add_option("-c,--collectives", rq->collectives,
-                  "all, or a list of allreduce, allgather, reduce_scatter, broadcast, reduce, "
-                  "alltoall, gather, scatter, sendrecv, barrier");
-  run->add_option("-B,--backends", rq->backends, "mpi, gloo, nccl (default: see README)");
-  run->add_option("-A,--algorithms", rq->algorithms, "default, all, or names from `list algorithms`");
-  run->add_option("-b,--min-bytes", rq->min_bytes, "smallest size (8, 64K, 4M, 1G; binary)");
-  run->add_option("-e,--max-bytes", rq->max_bytes, "largest size (default 64M host, 1G device)");
-  run->add_option("-f,--step-factor", rq->step_factor, "multiplicative size step (default 2)");
-  run->add_option("-i,--step-bytes", rq->step_bytes, "additive size step (overrides -f)");
-  run->add_option("-d,--dtypes", rq->dtypes, "element types (default float), or all");
-  run->add_option("-o,--ops", rq->ops, "sum, prod, min, max, avg, or all (default sum)");
-  run->add_option("--placement", rq->placement, "out, in or both (default out)");
-  run->add_option("-r,--root", rq->root, "root rank for rooted collectives, or all (default 0)");
-  run->add_option("-w,--warmup", rq->warmup, "warm-up iterations per case (default adaptive)");
-  run->add_option("-n,--iters", rq->iters, "fixed timed iterations per case (default adaptive)");
-  run->add_option("--min-time", rq->min_time, "adaptive time budget per case, seconds (default 0.05)");
-  run->add_flag("--check,!--no-check", rq->check, "validate every result exactly (default on)");
-  run->add_option("--memory", rq->memory, "host or device (default device for nccl, else host)");
-  run->add_option("-N,--nranks", rq->nranks,
-                  "ranks to start when not under mpirun/srun (default: one per GPU, else 2)");
-  run->add_option("--gloo-iface", rq->gloo_iface,
-                  "network interface for Gloo (default: loopback on one host, else the host "
-                  "name's address)");
-  run->add_option("--timeout", rq->timeout, "watchdog seconds on set-up and each operation (300)");
-  run->add_option("--format", rq->format, "stdout format: table, csv, json, md, gbench (default table)");
-  run->add_option("--output", rq->outputs, "also write FILE (.txt .csv .json .jsonl .md .gbench.json); repeatable");
-  run->add_option("--progress", rq->progress, "progress on stderr: auto, always, never");
-  run->add_option("--nccl-lib", rq->nccl_lib,
-                  "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then search)");
-  run->add_option("-g,--gpus", rq->gpus, "GPUs each process drives with -B nccl (default 1)");
+  add_run_options(run, *rq);
   run->callback([rq, &action] {
-    action = [rq] { return execute(*rq); };
+    action = [rq] { return execute_run(*rq); };
   });
 }
 

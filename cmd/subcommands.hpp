@@ -10,6 +10,7 @@ namespace cb {
 using Action = std::function<int()>;
 
 void register_run(CLI::App& app, Action& action);
+void register_tune(CLI::App& app, Action& action);
 void register_list(CLI::App& app, Action& action);
 void register_version(CLI::App& app, Action& action);
 void register_topo(CLI::App& app, Action& action);

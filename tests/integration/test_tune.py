@@ -1,0 +1,46 @@
+"""commbench tune: every algorithm swept, advice per size range, an Open MPI rules file that
+follows Open MPI's format, and bad input refused."""
+import os
+import re
+
+from cbtest import Skip, is_openmpi, main, run, tempdir
+
+
+def test_tune_recommends_and_writes_ompi_rules():
+    if not is_openmpi():
+        raise Skip("Open MPI rules need the Open MPI build")
+    d = tempdir()
+    rules = os.path.join(d, "rules.txt")
+    p = run(["tune", "-B", "mpi", "-c", "allreduce,alltoall", "-b", "64", "-e", "64K", "-f", "32",
+             "--min-time", "0.01", "--emit-ompi-rules", rules, "--format", "csv"], np=2, check=0)
+    assert "# tune: the algorithm to use per size range" in p.stdout, p.stdout
+    advice = [l for l in p.stdout.splitlines() if re.match(r"\s+mpi\s+(allreduce|alltoall)\s", l)]
+    assert advice, p.stdout
+    algorithms = {r.split(",")[2] for r in p.stdout.splitlines()[1:] if r.startswith("mpi,")}
+    assert {"default", "ring", "recursive_doubling"} <= algorithms, algorithms
+    # Rules file: numbers only after stripping comments; collective count, then per collective its
+    # ID, one communicator size (2 ranks) and rules whose first one starts at 0.
+    numbers = [int(t) for line in open(rules) for t in line.split("#")[0].split()]
+    assert numbers[0] == 2, numbers
+    pos = 1
+    ids = []
+    for _ in range(numbers[0]):
+        coll, ncomm, ranks, nrules = numbers[pos:pos + 4]
+        ids.append(coll)
+        assert ncomm == 1 and ranks == 2 and nrules >= 1, numbers
+        rule = numbers[pos + 4:pos + 8]
+        assert rule[0] == 0, "first message-size rule must start at 0"
+        pos += 4 + 4 * nrules
+    assert sorted(ids) == [2, 3], ids  # ALLREDUCE, ALLTOALL
+    assert pos == len(numbers)
+
+
+def test_tune_bad_input():
+    p = run(["tune", "--min-gain", "-5"])
+    assert p.returncode == 2 and "--min-gain" in p.stderr, p.stderr
+    p = run(["tune", "--emit-ompi-rules", "/nonexistent-dir/rules.txt"])
+    assert p.returncode == 2 and "does not exist" in p.stderr, p.stderr
+
+
+if __name__ == "__main__":
+    main([test_tune_recommends_and_writes_ompi_rules, test_tune_bad_input])
