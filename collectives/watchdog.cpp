@@ -63,6 +63,9 @@ void Watchdog::loop() {
     }
     for (auto& hook : hooks_) hook();
     std::fflush(nullptr);
+    // A launcher may kill the other ranks as soon as one exits (MPICH's hydra does): a rank that
+    // does not report lets the reporting one, whose watchdog fires within a poll, speak first.
+    if (!report_) std::this_thread::sleep_for(std::chrono::milliseconds(1000));
     ::_exit(4);
   }
 }
