@@ -16,7 +16,8 @@ namespace {
 double timed_loop(float* send, float* recv, int count, long iters) {
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
-  for (long i = 0; i < iters; ++i) MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  for (long i = 0; i < iters; ++i)
+    MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   double t = MPI_Wtime() - t0;
   MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return t;
@@ -52,7 +53,8 @@ int main(int argc, char** argv) {
     t = timed_loop(send.data(), recv.data(), count, iters);
     double us = t / static_cast<double>(iters) * 1e6;
     double busbw = static_cast<double>(count) * 4 / us / 1e3 * 2.0 * (size - 1) / size;
-    if (rank == 0) std::printf("%ld %.6g %.6g %ld\n", static_cast<long>(count) * 4, us, busbw, iters);
+    if (rank == 0)
+      std::printf("%ld %.6g %.6g %ld\n", static_cast<long>(count) * 4, us, busbw, iters);
   }
   MPI_Finalize();
   return 0;

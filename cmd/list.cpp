@@ -28,7 +28,8 @@ std::vector<std::string> chosen_backends(const ListRequest& rq) {
     return out;
   }
   for (const auto& n : split_list(rq.backends)) {
-    if (!find_backend(n)) usage_error("unknown backend '{}': this build offers {}", n, backend_names());
+    if (!find_backend(n))
+      usage_error("unknown backend '{}': this build offers {}", n, backend_names());
     out.push_back(n);
   }
   return out;
@@ -98,10 +99,12 @@ int list(const ListRequest& rq) {
       }
     });
     TextTable t;
-    t.set_header({"dtype", "bytes", "backends"}, std::vector<TextTable::Align>(3, TextTable::Align::Left));
+    t.set_header({"dtype", "bytes", "backends"},
+                 std::vector<TextTable::Align>(3, TextTable::Align::Left));
     for (const auto& d : all_dtypes()) {
       auto it = offered.find(std::string(d.name));
-      t.add_row({std::string(d.name), std::to_string(d.size), it == offered.end() ? "-" : fmt::format("{}", fmt::join(it->second, ", "))});
+      t.add_row({std::string(d.name), std::to_string(d.size),
+                 it == offered.end() ? "-" : fmt::format("{}", fmt::join(it->second, ", "))});
     }
     t.print(std::cout);
     return 0;

@@ -50,13 +50,15 @@ int main(int argc, char** argv) {
     }
     return 2;
   } catch (const cb::Error& e) {
-    if (reporting_rank(e.kind())) std::fprintf(stderr, "commbench: %s\n", one_line(e.what()).c_str());
+    if (reporting_rank(e.kind()))
+      std::fprintf(stderr, "commbench: %s\n", one_line(e.what()).c_str());
     return cb::exit_code(e.kind());
   }
   try {
     return action ? action() : 0;
   } catch (const cb::Error& e) {
-    if (reporting_rank(e.kind())) std::fprintf(stderr, "commbench: %s\n", one_line(e.what()).c_str());
+    if (reporting_rank(e.kind()))
+      std::fprintf(stderr, "commbench: %s\n", one_line(e.what()).c_str());
     return cb::exit_code(e.kind());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "commbench: out of memory\n");

@@ -86,8 +86,7 @@ std::vector<DType> parse_dtypes(const std::string& text) {
 }
 
 std::vector<ReduceOp> parse_ops(const std::string& text) {
-  return parse_names<ReduceOp>(text, "op", parse_op, all_ops,
-                               [](ReduceOp op) { return name(op); });
+  return parse_names<ReduceOp>(text, "op", parse_op, all_ops, [](ReduceOp op) { return name(op); });
 }
 
 std::vector<Placement> parse_placement(const std::string& text) {
@@ -106,7 +105,8 @@ int parse_root(const std::string& text, bool& all_roots) {
   } catch (const Error&) {
     usage_error("invalid --root '{}': expected a rank number or all", text);
   }
-  if (r < 0 || r > (1 << 24)) usage_error("invalid --root '{}': expected a rank number or all", text);
+  if (r < 0 || r > (1 << 24))
+    usage_error("invalid --root '{}': expected a rank number or all", text);
   return static_cast<int>(r);
 }
 
@@ -132,8 +132,12 @@ std::string& invocation_storage() {
 }
 }  // namespace
 
-void set_invocation(std::string line) { invocation_storage() = std::move(line); }
-const std::string& invocation() { return invocation_storage(); }
+void set_invocation(std::string line) {
+  invocation_storage() = std::move(line);
+}
+const std::string& invocation() {
+  return invocation_storage();
+}
 
 std::string utc_now_iso8601() {
   std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

@@ -10,7 +10,7 @@
 
 namespace cb {
 
-std::vector<std::string> split_list(const std::string& text);  // "a,b, c" -> {a, b, c}
+std::vector<std::string> split_list(const std::string& text);        // "a,b, c" -> {a, b, c}
 std::vector<Collective> parse_collectives(const std::string& text);  // "all" or names
 std::vector<DType> parse_dtypes(const std::string& text);            // "all" or names
 std::vector<ReduceOp> parse_ops(const std::string& text);            // "all" or names

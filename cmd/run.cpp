@@ -88,7 +88,8 @@ Settings validate(const RunRequest& rq) {
   Settings s;
   s.sweep.collectives = parse_collectives(rq.collectives);
   s.sweep.algorithms = split_list(rq.algorithms);
-  if (s.sweep.algorithms.empty()) usage_error("empty --algorithms list: expected default, all or names");
+  if (s.sweep.algorithms.empty())
+    usage_error("empty --algorithms list: expected default, all or names");
   s.sweep.dtypes = parse_dtypes(rq.dtypes);
   s.sweep.ops = parse_ops(rq.ops);
   s.sweep.placements = parse_placement(rq.placement);
@@ -116,7 +117,8 @@ Settings validate(const RunRequest& rq) {
   if (!rq.warmup.empty()) s.runner.warmup = positive_count(rq.warmup, "--warmup", true);
   if (!rq.iters.empty()) s.runner.iters = positive_count(rq.iters, "--iters", false);
   s.runner.budget_s = parse_double(rq.min_time, "--min-time");
-  if (s.runner.budget_s <= 0) usage_error("invalid --min-time '{}': expected seconds > 0", rq.min_time);
+  if (s.runner.budget_s <= 0)
+    usage_error("invalid --min-time '{}': expected seconds > 0", rq.min_time);
   s.runner.check = rq.check;
   s.timeout = parse_double(rq.timeout, "--timeout");
   if (s.timeout <= 0) usage_error("invalid --timeout '{}': expected seconds > 0", rq.timeout);
@@ -280,8 +282,8 @@ int execute_run(const RunRequest& rq) {
         }
         continue;
       }
-      CollectiveCall shape{c.collective, c.dtype, c.op, c.placement, std::max(c.root, 0),
-                           c.count, nullptr, nullptr};
+      CollectiveCall shape{c.collective,        c.dtype, c.op,    c.placement,
+                           std::max(c.root, 0), c.count, nullptr, nullptr};
       if (std::string why = it->second.comm->skip_reason(shape); !why.empty()) {
         std::string msg = fmt::format("{}: {} algorithm {} skipped where {}", backend.name(),
                                       name(c.collective), c.algorithm, why);
@@ -318,7 +320,8 @@ void add_run_options(CLI::App* cmd, RunRequest& rq) {
                   "all, or a list of allreduce, allgather, reduce_scatter, broadcast, reduce, "
                   "alltoall, gather, scatter, sendrecv, barrier");
   cmd->add_option("-B,--backends", rq.backends, "mpi, gloo, nccl (default: see README)");
-  cmd->add_option("-A,--algorithms", rq.algorithms, "default, all, or names from `list algorithms`");
+  cmd->add_option("-A,--algorithms", rq.algorithms,
+                  "default, all, or names from `list algorithms`");
   cmd->add_option("-b,--min-bytes", rq.min_bytes, "smallest size (8, 64K, 4M, 1G; binary)");
   cmd->add_option("-e,--max-bytes", rq.max_bytes, "largest size (default 64M host, 1G device)");
   cmd->add_option("-f,--step-factor", rq.step_factor, "multiplicative size step (default 2)");
@@ -329,7 +332,8 @@ void add_run_options(CLI::App* cmd, RunRequest& rq) {
   cmd->add_option("-r,--root", rq.root, "root rank for rooted collectives, or all (default 0)");
   cmd->add_option("-w,--warmup", rq.warmup, "warm-up iterations per case (default adaptive)");
   cmd->add_option("-n,--iters", rq.iters, "fixed timed iterations per case (default adaptive)");
-  cmd->add_option("--min-time", rq.min_time, "adaptive time budget per case, seconds (default 0.05)");
+  cmd->add_option("--min-time", rq.min_time,
+                  "adaptive time budget per case, seconds (default 0.05)");
   cmd->add_flag("--check,!--no-check", rq.check, "validate every result exactly (default on)");
   cmd->add_option("--memory", rq.memory, "host or device (default device for nccl, else host)");
   cmd->add_option("-N,--nranks", rq.nranks,
@@ -338,8 +342,10 @@ void add_run_options(CLI::App* cmd, RunRequest& rq) {
                   "network interface for Gloo (default: loopback on one host, else the host "
                   "name's address)");
   cmd->add_option("--timeout", rq.timeout, "watchdog seconds on set-up and each operation (300)");
-  cmd->add_option("--format", rq.format, "stdout format: table, csv, json, md, gbench (default table)");
-  cmd->add_option("--output", rq.outputs, "also write FILE (.txt .csv .json .jsonl .md .gbench.json); repeatable");
+  cmd->add_option("--format", rq.format,
+                  "stdout format: table, csv, json, md, gbench (default table)");
+  cmd->add_option("--output", rq.outputs,
+                  "also write FILE (.txt .csv .json .jsonl .md .gbench.json); repeatable");
   cmd->add_option("--progress", rq.progress, "progress on stderr: auto, always, never");
   cmd->add_option("--nccl-lib", rq.nccl_lib,
                   "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then search)");
@@ -348,11 +354,10 @@ void add_run_options(CLI::App* cmd, RunRequest& rq) {
 
 void register_run(CLI::App& app, Action& action) {
   auto rq = std::make_shared<RunRequest>();
-  CLI::App* run = app.add_subcommand("run", "benchmark collectives: latency, bandwidth, validation");
+  CLI::App* run =
+      app.add_subcommand("run", "benchmark collectives: latency, bandwidth, validation");
   add_run_options(run, *rq);
-  run->callback([rq, &action] {
-    action = [rq] { return execute_run(*rq); };
-  });
+  run->callback([rq, &action] { action = [rq] { return execute_run(*rq); }; });
 }
 
 }  // namespace cb

@@ -23,24 +23,34 @@ namespace cb {
 namespace {
 
 struct TuneRequest {
-  std::string ompi_rules;   // --emit-ompi-rules FILE
-  std::string nccl_tuner;   // --emit-nccl-tuner FILE
+  std::string ompi_rules;  // --emit-ompi-rules FILE
+  std::string nccl_tuner;  // --emit-nccl-tuner FILE
   std::string min_gain = "2";
 };
 
 // Open MPI's collective IDs (coll_base_functions.h); reduce_scatter runs as reduce_scatter_block.
 int ompi_collective_id(Collective c) {
   switch (c) {
-    case Collective::AllGather: return 0;
-    case Collective::AllReduce: return 2;
-    case Collective::AllToAll: return 3;
-    case Collective::Barrier: return 6;
-    case Collective::Broadcast: return 7;
-    case Collective::Gather: return 9;
-    case Collective::Reduce: return 11;
-    case Collective::ReduceScatter: return 13;
-    case Collective::Scatter: return 15;
-    default: return -1;
+    case Collective::AllGather:
+      return 0;
+    case Collective::AllReduce:
+      return 2;
+    case Collective::AllToAll:
+      return 3;
+    case Collective::Barrier:
+      return 6;
+    case Collective::Broadcast:
+      return 7;
+    case Collective::Gather:
+      return 9;
+    case Collective::Reduce:
+      return 11;
+    case Collective::ReduceScatter:
+      return 13;
+    case Collective::Scatter:
+      return 15;
+    default:
+      return -1;
   }
 }
 
@@ -52,8 +62,8 @@ std::uint64_t ompi_message_bytes(Collective c, std::uint64_t bytes, int nranks) 
 }
 
 // Ranges of the first (dtype, op, placement, root) group seen for each collective of `backend`.
-std::map<Collective, std::vector<const TuneRange*>> first_groups(const std::vector<TuneRange>& ranges,
-                                                                  const std::string& backend) {
+std::map<Collective, std::vector<const TuneRange*>> first_groups(
+    const std::vector<TuneRange>& ranges, const std::string& backend) {
   std::map<Collective, std::vector<const TuneRange*>> out;
   std::map<Collective, std::string> chosen;
   for (const auto& r : ranges) {
@@ -86,8 +96,9 @@ std::string ompi_rules_file(const std::vector<TuneRange>& ranges) {
                            rs[i]->algorithm);
       ++nrules;
     }
-    body += fmt::format("{}   # {}\n1   # communicator sizes\n{} {}   # ranks, message-size rules\n{}",
-                        id, name(c), rs.front()->nranks, nrules, rules);
+    body +=
+        fmt::format("{}   # {}\n1   # communicator sizes\n{} {}   # ranks, message-size rules\n{}",
+                    id, name(c), rs.front()->nranks, nrules, rules);
     ++collectives;
   }
   return fmt::format(
@@ -100,12 +111,18 @@ std::string ompi_rules_file(const std::vector<TuneRange>& ranges) {
 
 std::string nccl_tuner_name(Collective c) {
   switch (c) {
-    case Collective::AllReduce: return "allreduce";
-    case Collective::AllGather: return "allgather";
-    case Collective::ReduceScatter: return "reducescatter";
-    case Collective::Broadcast: return "broadcast";
-    case Collective::Reduce: return "reduce";
-    default: return "";
+    case Collective::AllReduce:
+      return "allreduce";
+    case Collective::AllGather:
+      return "allgather";
+    case Collective::ReduceScatter:
+      return "reducescatter";
+    case Collective::Broadcast:
+      return "broadcast";
+    case Collective::Reduce:
+      return "reduce";
+    default:
+      return "";
   }
 }
 
@@ -114,8 +131,9 @@ std::pair<std::string, std::string> nccl_tuner_algo_proto(const std::string& alg
   auto slash = algorithm.find('/');
   if (slash == std::string::npos) return {"", ""};
   std::string algo = algorithm.substr(0, slash);
-  static const std::map<std::string, std::string> kSpelling = {
-      {"collnetdirect", "collnet_direct"}, {"collnetchain", "collnet_chain"}, {"nvlstree", "nvls_tree"}};
+  static const std::map<std::string, std::string> kSpelling = {{"collnetdirect", "collnet_direct"},
+                                                               {"collnetchain", "collnet_chain"},
+                                                               {"nvlstree", "nvls_tree"}};
   if (auto it = kSpelling.find(algo); it != kSpelling.end()) algo = it->second;
   return {algo, algorithm.substr(slash + 1)};
 }
@@ -132,8 +150,9 @@ std::string nccl_tuner_file(const std::vector<TuneRange>& ranges) {
       auto [algo, proto] = nccl_tuner_algo_proto(rs[i]->algorithm);
       if (algo.empty()) continue;  // default: leave the choice to NCCL
       std::uint64_t from = i == 0 ? 0 : rs[i]->min_bytes;
-      std::uint64_t to = i + 1 < rs.size() ? rs[i + 1]->min_bytes - 1
-                                           : static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+      std::uint64_t to = i + 1 < rs.size()
+                             ? rs[i + 1]->min_bytes - 1
+                             : static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
       out += fmt::format("{},{},{},{},{},-1,{},{}\n", coll, from, to, algo, proto, rs[i]->nnodes,
                          rs[i]->nranks);
     }
@@ -155,13 +174,15 @@ class TuneWriter : public Writer {
                   TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Right,
                   TextTable::Align::Left, TextTable::Align::Right});
     for (const auto& r : ranges) {
-      std::string sizes = r.min_bytes == r.max_bytes
-                              ? format_size(r.min_bytes)
-                              : fmt::format("{} - {}", format_size(r.min_bytes), format_size(r.max_bytes));
+      std::string sizes =
+          r.min_bytes == r.max_bytes
+              ? format_size(r.min_bytes)
+              : fmt::format("{} - {}", format_size(r.min_bytes), format_size(r.max_bytes));
       t.add_row({r.backend, r.collective, r.dtype, r.op, r.placement, sizes, r.algorithm,
                  fmt::format("{:.2f}x", r.speedup)});
     }
-    std::cout << "#\n# tune: the algorithm to use per size range (speedup over default, geometric mean)\n";
+    std::cout << "#\n# tune: the algorithm to use per size range (speedup over default, geometric "
+                 "mean)\n";
     t.print(std::cout, "# ");
     if (!rq_.ompi_rules.empty()) write_file_atomically(rq_.ompi_rules, ompi_rules_file(ranges));
     if (!rq_.nccl_tuner.empty()) write_file_atomically(rq_.nccl_tuner, nccl_tuner_file(ranges));

@@ -10,8 +10,14 @@
 
 namespace cb {
 
-std::string commbench_version() { return COMMBENCH_VERSION; }
-std::string commbench_git_commit() { return COMMBENCH_GIT_COMMIT; }
-std::string build_options() { return COMMBENCH_BUILD_OPTIONS; }
+std::string commbench_version() {
+  return COMMBENCH_VERSION;
+}
+std::string commbench_git_commit() {
+  return COMMBENCH_GIT_COMMIT;
+}
+std::string build_options() {
+  return COMMBENCH_BUILD_OPTIONS;
+}
 
 }  // namespace cb

@@ -131,7 +131,7 @@ class Control {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual void barrier() = 0;
-  virtual void max(double* values, std::size_t n) = 0;        // element-wise, result on all ranks
+  virtual void max(double* values, std::size_t n) = 0;         // element-wise, result on all ranks
   virtual void sum(std::uint64_t* values, std::size_t n) = 0;  // element-wise, result on all ranks
   virtual std::vector<std::string> allgather(const std::string& mine) = 0;
 };

@@ -11,7 +11,15 @@
 namespace cb {
 
 enum class Collective {
-  AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, Gather, Scatter, SendRecv,
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  Broadcast,
+  Reduce,
+  AllToAll,
+  Gather,
+  Scatter,
+  SendRecv,
   Barrier
 };
 
@@ -46,8 +54,7 @@ std::uint64_t elements(Extent e, std::uint64_t count, int nranks);
 std::uint64_t count_for_bytes(Collective c, std::uint64_t bytes, std::size_t dtype_size,
                               int nranks);
 // The reported size: the larger of one rank's send and receive buffers (nccl-tests convention).
-std::uint64_t reported_bytes(Collective c, std::uint64_t count, std::size_t dtype_size,
-                             int nranks);
+std::uint64_t reported_bytes(Collective c, std::uint64_t count, std::size_t dtype_size, int nranks);
 // busbw = algbw x this factor (nccl-tests factors).
 double bus_factor(Collective c, int nranks);
 

@@ -29,11 +29,11 @@ struct Alias {
   DType type;
 };
 constexpr Alias kAliases[] = {
-    {"char", DType::Int8},      {"uchar", DType::Uint8},     {"int", DType::Int32},
-    {"uint", DType::Uint32},    {"fp16", DType::Half},       {"float16", DType::Half},
-    {"bf16", DType::BFloat16},  {"fp32", DType::Float},      {"float32", DType::Float},
-    {"fp64", DType::Double},    {"float64", DType::Double},  {"e4m3", DType::Fp8E4M3},
-    {"e5m2", DType::Fp8E5M2},   {"f8e4m3", DType::Fp8E4M3},  {"f8e5m2", DType::Fp8E5M2},
+    {"char", DType::Int8},     {"uchar", DType::Uint8},    {"int", DType::Int32},
+    {"uint", DType::Uint32},   {"fp16", DType::Half},      {"float16", DType::Half},
+    {"bf16", DType::BFloat16}, {"fp32", DType::Float},     {"float32", DType::Float},
+    {"fp64", DType::Double},   {"float64", DType::Double}, {"e4m3", DType::Fp8E4M3},
+    {"e5m2", DType::Fp8E5M2},  {"f8e4m3", DType::Fp8E4M3}, {"f8e5m2", DType::Fp8E5M2},
 };
 
 const std::vector<ReduceOp> kOps = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max,
@@ -92,9 +92,13 @@ T load(const void* in) {
 
 }  // namespace
 
-const DTypeInfo& info(DType t) { return kTypes[static_cast<std::size_t>(t)]; }
+const DTypeInfo& info(DType t) {
+  return kTypes[static_cast<std::size_t>(t)];
+}
 
-const std::vector<DTypeInfo>& all_dtypes() { return kTypes; }
+const std::vector<DTypeInfo>& all_dtypes() {
+  return kTypes;
+}
 
 std::optional<DType> parse_dtype(std::string_view name) {
   for (const auto& t : kTypes) {
@@ -108,17 +112,25 @@ std::optional<DType> parse_dtype(std::string_view name) {
 
 std::string_view name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Prod: return "prod";
-    case ReduceOp::Min: return "min";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Avg: return "avg";
-    case ReduceOp::None: return "none";
+    case ReduceOp::Sum:
+      return "sum";
+    case ReduceOp::Prod:
+      return "prod";
+    case ReduceOp::Min:
+      return "min";
+    case ReduceOp::Max:
+      return "max";
+    case ReduceOp::Avg:
+      return "avg";
+    case ReduceOp::None:
+      return "none";
   }
   return "none";
 }
 
-const std::vector<ReduceOp>& all_ops() { return kOps; }
+const std::vector<ReduceOp>& all_ops() {
+  return kOps;
+}
 
 std::optional<ReduceOp> parse_op(std::string_view text) {
   for (ReduceOp op : kOps) {
@@ -129,39 +141,72 @@ std::optional<ReduceOp> parse_op(std::string_view text) {
 
 void encode_integer(DType type, std::int64_t v, void* out) {
   switch (type) {
-    case DType::Int8: store(static_cast<std::int8_t>(v), out); break;
-    case DType::Uint8: store(static_cast<std::uint8_t>(v), out); break;
-    case DType::Int32: store(static_cast<std::int32_t>(v), out); break;
-    case DType::Uint32: store(static_cast<std::uint32_t>(v), out); break;
-    case DType::Int64: store(static_cast<std::int64_t>(v), out); break;
-    case DType::Uint64: store(static_cast<std::uint64_t>(v), out); break;
-    case DType::Half: store(float_to_half_bits(static_cast<float>(v)), out); break;
+    case DType::Int8:
+      store(static_cast<std::int8_t>(v), out);
+      break;
+    case DType::Uint8:
+      store(static_cast<std::uint8_t>(v), out);
+      break;
+    case DType::Int32:
+      store(static_cast<std::int32_t>(v), out);
+      break;
+    case DType::Uint32:
+      store(static_cast<std::uint32_t>(v), out);
+      break;
+    case DType::Int64:
+      store(static_cast<std::int64_t>(v), out);
+      break;
+    case DType::Uint64:
+      store(static_cast<std::uint64_t>(v), out);
+      break;
+    case DType::Half:
+      store(float_to_half_bits(static_cast<float>(v)), out);
+      break;
     case DType::BFloat16:
       store(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(v)) >> 16),
             out);
       break;
-    case DType::Float: store(static_cast<float>(v), out); break;
-    case DType::Double: store(static_cast<double>(v), out); break;
-    case DType::Fp8E4M3: store(int_to_fp8(v, 3, 7), out); break;
-    case DType::Fp8E5M2: store(int_to_fp8(v, 2, 15), out); break;
+    case DType::Float:
+      store(static_cast<float>(v), out);
+      break;
+    case DType::Double:
+      store(static_cast<double>(v), out);
+      break;
+    case DType::Fp8E4M3:
+      store(int_to_fp8(v, 3, 7), out);
+      break;
+    case DType::Fp8E5M2:
+      store(int_to_fp8(v, 2, 15), out);
+      break;
   }
 }
 
 double decode_value(DType type, const void* in) {
   switch (type) {
-    case DType::Int8: return load<std::int8_t>(in);
-    case DType::Uint8: return load<std::uint8_t>(in);
-    case DType::Int32: return load<std::int32_t>(in);
-    case DType::Uint32: return load<std::uint32_t>(in);
-    case DType::Int64: return static_cast<double>(load<std::int64_t>(in));
-    case DType::Uint64: return static_cast<double>(load<std::uint64_t>(in));
-    case DType::Half: return half_bits_to_float(load<std::uint16_t>(in));
+    case DType::Int8:
+      return load<std::int8_t>(in);
+    case DType::Uint8:
+      return load<std::uint8_t>(in);
+    case DType::Int32:
+      return load<std::int32_t>(in);
+    case DType::Uint32:
+      return load<std::uint32_t>(in);
+    case DType::Int64:
+      return static_cast<double>(load<std::int64_t>(in));
+    case DType::Uint64:
+      return static_cast<double>(load<std::uint64_t>(in));
+    case DType::Half:
+      return half_bits_to_float(load<std::uint16_t>(in));
     case DType::BFloat16:
       return std::bit_cast<float>(static_cast<std::uint32_t>(load<std::uint16_t>(in)) << 16);
-    case DType::Float: return load<float>(in);
-    case DType::Double: return load<double>(in);
-    case DType::Fp8E4M3: return fp8_to_double(load<std::uint8_t>(in), 3, 7);
-    case DType::Fp8E5M2: return fp8_to_double(load<std::uint8_t>(in), 2, 15);
+    case DType::Float:
+      return load<float>(in);
+    case DType::Double:
+      return load<double>(in);
+    case DType::Fp8E4M3:
+      return fp8_to_double(load<std::uint8_t>(in), 3, 7);
+    case DType::Fp8E5M2:
+      return fp8_to_double(load<std::uint8_t>(in), 2, 15);
   }
   return 0;
 }

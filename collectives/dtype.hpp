@@ -10,7 +10,18 @@
 namespace cb {
 
 enum class DType {
-  Int8, Uint8, Int32, Uint32, Int64, Uint64, Half, BFloat16, Float, Double, Fp8E4M3, Fp8E5M2
+  Int8,
+  Uint8,
+  Int32,
+  Uint32,
+  Int64,
+  Uint64,
+  Half,
+  BFloat16,
+  Float,
+  Double,
+  Fp8E4M3,
+  Fp8E5M2
 };
 
 enum class ReduceOp { Sum, Prod, Min, Max, Avg, None };

@@ -18,11 +18,11 @@ class HostMemory : public Memory {
   void* allocate(std::uint64_t bytes) override {
     if (bytes == 0) return nullptr;
     // Overcommit would let a huge request "succeed" and the first touch kill the process.
-    const std::uint64_t physical =
-        static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+    const std::uint64_t physical = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                                   static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
     if (physical > 0 && bytes > physical) {
-      usage_error("cannot allocate a {} buffer in host memory: this machine has {}", format_size(bytes),
-                  format_size(physical));
+      usage_error("cannot allocate a {} buffer in host memory: this machine has {}",
+                  format_size(bytes), format_size(physical));
     }
     // Page-aligned; touched once so first-touch page faults stay out of timed regions.
     constexpr std::size_t kAlign = 4096;
@@ -50,6 +50,8 @@ class HostMemory : public Memory {
 
 }  // namespace
 
-std::unique_ptr<Memory> make_host_memory() { return std::make_unique<HostMemory>(); }
+std::unique_ptr<Memory> make_host_memory() {
+  return std::make_unique<HostMemory>();
+}
 
 }  // namespace cb

@@ -57,6 +57,8 @@ class HostTimer : public IterationTimer {
 
 }  // namespace
 
-std::unique_ptr<IterationTimer> make_host_timer() { return std::make_unique<HostTimer>(); }
+std::unique_ptr<IterationTimer> make_host_timer() {
+  return std::make_unique<HostTimer>();
+}
 
 }  // namespace cb

@@ -37,9 +37,9 @@ LaunchInfo detect_launch() {
   li.kind = LaunchInfo::Kind::Mpi;
   li.rank = rank.value_or(0);
   li.size = size.value_or(1);
-  li.local_rank = env_int({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK",
-                           "SLURM_LOCALID"})
-                      .value_or(0);
+  li.local_rank =
+      env_int({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK", "SLURM_LOCALID"})
+          .value_or(0);
   return li;
 }
 

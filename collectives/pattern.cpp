@@ -7,7 +7,9 @@ namespace cb {
 
 namespace {
 
-std::int64_t clamp_modulus(std::int64_t m) { return std::clamp<std::int64_t>(m, 1, 64); }
+std::int64_t clamp_modulus(std::int64_t m) {
+  return std::clamp<std::int64_t>(m, 1, 64);
+}
 
 }  // namespace
 
@@ -36,10 +38,14 @@ std::int64_t Pattern::input_value(int rank, std::uint64_t index) const {
   const std::uint64_t q = static_cast<std::uint64_t>(rank);
   const std::uint64_t m = static_cast<std::uint64_t>(modulus_);
   switch (op_) {
-    case ReduceOp::Sum: return static_cast<std::int64_t>((k * 5 + q * 3 + seed_) % m);
-    case ReduceOp::Avg: return nranks_ * static_cast<std::int64_t>((k * 5 + q * 3 + seed_) % m);
-    case ReduceOp::Prod: return (k * 3 + q + seed_) % m == 0 ? 2 : 1;
-    default: return static_cast<std::int64_t>((k * 7 + q * 13 + seed_ * 5) % m);
+    case ReduceOp::Sum:
+      return static_cast<std::int64_t>((k * 5 + q * 3 + seed_) % m);
+    case ReduceOp::Avg:
+      return nranks_ * static_cast<std::int64_t>((k * 5 + q * 3 + seed_) % m);
+    case ReduceOp::Prod:
+      return (k * 3 + q + seed_) % m == 0 ? 2 : 1;
+    default:
+      return static_cast<std::int64_t>((k * 7 + q * 13 + seed_ * 5) % m);
   }
 }
 
@@ -49,11 +55,20 @@ std::int64_t Pattern::reduced_value(std::uint64_t index) const {
     std::int64_t v = input_value(q, index);
     switch (op_) {
       case ReduceOp::Sum:
-      case ReduceOp::Avg: acc += v; break;
-      case ReduceOp::Prod: acc *= v; break;
-      case ReduceOp::Min: acc = std::min(acc, v); break;
-      case ReduceOp::Max: acc = std::max(acc, v); break;
-      case ReduceOp::None: break;
+      case ReduceOp::Avg:
+        acc += v;
+        break;
+      case ReduceOp::Prod:
+        acc *= v;
+        break;
+      case ReduceOp::Min:
+        acc = std::min(acc, v);
+        break;
+      case ReduceOp::Max:
+        acc = std::max(acc, v);
+        break;
+      case ReduceOp::None:
+        break;
     }
   }
   return op_ == ReduceOp::Avg ? acc / nranks_ : acc;

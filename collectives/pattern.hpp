@@ -35,7 +35,9 @@ class Pattern {
 
   PeriodicTable input_table(int rank);  // built on first use
   PeriodicTable reduced_table();
-  PeriodicTable table_for(const Segment& s) { return s.reduced ? reduced_table() : input_table(s.source); }
+  PeriodicTable table_for(const Segment& s) {
+    return s.reduced ? reduced_table() : input_table(s.source);
+  }
 
   DType dtype() const { return dtype_; }
 

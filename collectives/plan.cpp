@@ -82,7 +82,8 @@ std::vector<Case> plan_cases(const Backend& backend, const SweepOptions& o, int 
       continue;
     }
     std::vector<std::string> algos = algorithms_for(backend, c, o.algorithms);
-    std::vector<DType> dtypes = c == Collective::Barrier ? std::vector<DType>{DType::Float} : o.dtypes;
+    std::vector<DType> dtypes =
+        c == Collective::Barrier ? std::vector<DType>{DType::Float} : o.dtypes;
     std::vector<ReduceOp> ops = ci.reduces ? o.ops : std::vector<ReduceOp>{ReduceOp::None};
     std::vector<int> roots;
     if (!ci.rooted) {
@@ -112,7 +113,8 @@ std::vector<Case> plan_cases(const Backend& backend, const SweepOptions& o, int 
               std::uint64_t count = count_for_bytes(c, s, info(t).size, nranks);
               if (count == 0) continue;
               std::uint64_t bytes = reported_bytes(c, count, info(t).size, nranks);
-              for (Placement p : o.placements) cases.push_back({c, algo, t, op, root, count, bytes, p});
+              for (Placement p : o.placements)
+                cases.push_back({c, algo, t, op, root, count, bytes, p});
             }
           }
         }

@@ -96,8 +96,7 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   return timer->elapsed_us();
 }
 
-std::uint64_t Runner::warm_up(Communicator& comm, const CollectiveCall& call,
-                              double* per_iter_us) {
+std::uint64_t Runner::warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us) {
   auto timer = comm.make_timer();
   if (options_.warmup) {
     std::uint64_t n = *options_.warmup;
@@ -160,8 +159,8 @@ std::optional<std::uint64_t> Runner::validate(Communicator& comm, const Case& c,
     CollectiveCall local = comm.local_call(call, l);
     void* result = local.recv;
     if (c.placement == Placement::In) {
-      result = at(local.recv, comm.in_place_output_offset(c.collective, rank + l, c.count),
-                  c.dtype);
+      result =
+          at(local.recv, comm.in_place_output_offset(c.collective, rank + l, c.count), c.dtype);
     }
     std::vector<Segment> segments = comm.expected(local);
     if (rank + l == fault_corrupt_rank_ && !segments.empty()) {
@@ -205,9 +204,9 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
       double room = static_cast<double>(options_.max_iters - m.iters);
       return static_cast<std::uint64_t>(std::clamp(want, 1.0, std::max(room, 1.0)));
     };
-    std::uint64_t next = clamp_batch(
-        std::max(static_cast<double>(options_.min_iters),
-                 per_iter_us > 0 ? budget_us * 0.25 / per_iter_us : 1.0));
+    std::uint64_t next =
+        clamp_batch(std::max(static_cast<double>(options_.min_iters),
+                             per_iter_us > 0 ? budget_us * 0.25 / per_iter_us : 1.0));
     for (;;) {
       elapsed += run_batch(comm, call, next, timer.get(), &samples);
       m.iters += next;
@@ -236,8 +235,7 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   return m;
 }
 
-ResultRecord make_record(const Backend& backend, const Case& c, const Measurement& m,
-                         int nnodes) {
+ResultRecord make_record(const Backend& backend, const Case& c, const Measurement& m, int nnodes) {
   ResultRecord r;
   const bool barrier = c.collective == Collective::Barrier;
   r.backend = backend.name();
@@ -270,8 +268,8 @@ ResultRecord make_record(const Backend& backend, const Case& c, const Measuremen
 
 std::string describe(const Case& c) {
   if (c.collective == Collective::Barrier) return "barrier";
-  std::string s = fmt::format("{} {} {}", name(c.collective), format_size(c.bytes),
-                              info(c.dtype).name);
+  std::string s =
+      fmt::format("{} {} {}", name(c.collective), format_size(c.bytes), info(c.dtype).name);
   if (c.op != ReduceOp::None) s += fmt::format(" {}", name(c.op));
   if (c.root >= 0) s += fmt::format(" root {}", c.root);
   if (c.placement == Placement::In) s += " in-place";

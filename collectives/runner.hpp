@@ -65,8 +65,7 @@ class Runner {
 };
 
 // The record for a measured case (timings, sizes, bandwidths).
-ResultRecord make_record(const Backend& backend, const Case& c, const Measurement& m,
-                         int nnodes);
+ResultRecord make_record(const Backend& backend, const Case& c, const Measurement& m, int nnodes);
 // "allreduce 4 MiB float sum" — how messages name a case.
 std::string describe(const Case& c);
 

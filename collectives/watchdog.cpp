@@ -55,9 +55,9 @@ void Watchdog::loop() {
     }
     if (duration<double>(now - last_change).count() < timeout_) continue;
     if (report_) {
-      std::string line = fmt::format(
-          "commbench: timeout: {} made no progress for {:g} s (--timeout); aborting\n", what_,
-          timeout_);
+      std::string line =
+          fmt::format("commbench: timeout: {} made no progress for {:g} s (--timeout); aborting\n",
+                      what_, timeout_);
       ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
       (void)ignored;
     }

@@ -28,9 +28,7 @@ class JsonlWriter : public Writer {
  public:
   explicit JsonlWriter(std::ostream& out) : out_(out) {}
   void begin(const RunMeta&) override {}
-  void add(const ResultRecord& r) override {
-    out_ << ordered_json(r).dump() << "\n" << std::flush;
-  }
+  void add(const ResultRecord& r) override { out_ << ordered_json(r).dump() << "\n" << std::flush; }
   void finish() override { out_.flush(); }
 
  private:

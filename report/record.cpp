@@ -56,17 +56,31 @@ std::optional<double> get_opt_number(const json& j, const char* key) {
   return get_number(j, key);
 }
 
-std::string number(double v) { return fmt::format("{:.6g}", v); }
+std::string number(double v) {
+  return fmt::format("{:.6g}", v);
+}
 
 }  // namespace
 
 void to_json(json& j, const ResultRecord& r) {
-  j = json{{"backend", r.backend},     {"library", r.library},       {"algorithm", r.algorithm},
-           {"collective", r.collective}, {"dtype", r.dtype},         {"op", r.op},
-           {"placement", r.placement}, {"root", r.root},             {"nranks", r.nranks},
-           {"nnodes", r.nnodes},       {"bytes", r.bytes},           {"count", r.count},
-           {"iters", r.iters},         {"time_us", r.time_us},       {"min_us", r.min_us},
-           {"p50_us", r.p50_us},       {"p99_us", r.p99_us},         {"max_us", r.max_us},
+  j = json{{"backend", r.backend},
+           {"library", r.library},
+           {"algorithm", r.algorithm},
+           {"collective", r.collective},
+           {"dtype", r.dtype},
+           {"op", r.op},
+           {"placement", r.placement},
+           {"root", r.root},
+           {"nranks", r.nranks},
+           {"nnodes", r.nnodes},
+           {"bytes", r.bytes},
+           {"count", r.count},
+           {"iters", r.iters},
+           {"time_us", r.time_us},
+           {"min_us", r.min_us},
+           {"p50_us", r.p50_us},
+           {"p99_us", r.p99_us},
+           {"max_us", r.max_us},
            {"cv", r.cv}};
   opt_to_json(j, "algbw_GBps", r.algbw_GBps);
   opt_to_json(j, "busbw_GBps", r.busbw_GBps);
@@ -236,16 +250,30 @@ ResultRecord record_from_fields(const std::vector<std::string>& f, std::string_v
 }
 
 std::map<std::string, std::string> steering_environment() {
-  static constexpr std::array<std::string_view, 12> kPrefixes = {
-      "NCCL_", "OMPI_MCA_", "MPIR_CVAR_", "MPICH_", "UCX_", "GLOO_", "FI_",
-      "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "COMMBENCH_", "PSM2_", "HCOLL_"};
+  static constexpr std::array<std::string_view, 12> kPrefixes = {"NCCL_",
+                                                                 "OMPI_MCA_",
+                                                                 "MPIR_CVAR_",
+                                                                 "MPICH_",
+                                                                 "UCX_",
+                                                                 "GLOO_",
+                                                                 "FI_",
+                                                                 "CUDA_VISIBLE_DEVICES",
+                                                                 "CUDA_DEVICE_ORDER",
+                                                                 "COMMBENCH_",
+                                                                 "PSM2_",
+                                                                 "HCOLL_"};
   static constexpr std::array<std::string_view, 5> kSecret = {"KEY", "TOKEN", "SECRET", "PASS",
                                                               "CREDENTIAL"};
   // Launcher bookkeeping that changes with every job (ids, URIs, session directories) and
   // commbench's own per-rank launch variables: they steer nothing and would make runs differ.
   static constexpr std::array<std::string_view, 8> kBookkeeping = {
-      "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir",
-      "OMPI_MCA_shmem_RUNTIME_QUERY_hint", "COMMBENCH_LOCAL_", "COMMBENCH_RELAUNCHED",
+      "OMPI_MCA_orte_",
+      "OMPI_MCA_ess",
+      "OMPI_MCA_pmix",
+      "OMPI_MCA_initial_wdir",
+      "OMPI_MCA_shmem_RUNTIME_QUERY_hint",
+      "COMMBENCH_LOCAL_",
+      "COMMBENCH_RELAUNCHED",
       "COMMBENCH_TEST_"};
   std::map<std::string, std::string> out;
   for (char** e = environ; e && *e; ++e) {

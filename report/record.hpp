@@ -16,8 +16,8 @@ inline constexpr std::string_view kResultSchema = "commbench/result/v1";
 
 // Column names in contract order (CSV header, JSON keys).
 inline constexpr std::string_view kResultColumns[] = {
-    "backend", "library", "algorithm", "collective", "dtype",  "op",     "placement", "root",
-    "nranks",  "nnodes",  "bytes",     "count",      "iters",  "time_us", "min_us",   "p50_us",
+    "backend", "library", "algorithm", "collective", "dtype",      "op",      "placement", "root",
+    "nranks",  "nnodes",  "bytes",     "count",      "iters",      "time_us", "min_us",    "p50_us",
     "p99_us",  "max_us",  "cv",        "algbw_GBps", "busbw_GBps", "wrong"};
 
 struct ResultRecord {
@@ -51,10 +51,10 @@ struct RunMeta {
   std::vector<std::string> hosts;  // distinct, in rank order of first appearance
   int nranks = 0;
   int nnodes = 0;
-  int ranks_per_node = 0;  // max over nodes
-  std::map<std::string, std::string> libraries;  // backend -> "name version"
+  int ranks_per_node = 0;                          // max over nodes
+  std::map<std::string, std::string> libraries;    // backend -> "name version"
   std::map<std::string, std::string> environment;  // communication-steering variables only
-  nlohmann::json topology;                          // summary, null when not probed
+  nlohmann::json topology;                         // summary, null when not probed
 };
 
 void to_json(nlohmann::json& j, const ResultRecord& r);

@@ -52,7 +52,8 @@ class TableWriter : public Writer {
 
   void print_preamble() {
     std::vector<std::string> libs;
-    for (const auto& [backend, lib] : meta_.libraries) libs.push_back(fmt::format("{}: {}", backend, lib));
+    for (const auto& [backend, lib] : meta_.libraries)
+      libs.push_back(fmt::format("{}: {}", backend, lib));
     out_ << fmt::format("# commbench {} | {} | {} rank{} on {} node{}", meta_.version,
                         libs.empty() ? "no backend" : fmt::format("{}", fmt::join(libs, ", ")),
                         meta_.nranks, meta_.nranks == 1 ? "" : "s", meta_.nnodes,
@@ -82,10 +83,10 @@ class TableWriter : public Writer {
     std::vector<std::string> group(names.size());
     group[0] = collective;
     for (const auto& [backend, algo, place] : series) {
-      std::vector<std::string> cols = is_barrier
-                                          ? std::vector<std::string>{"time", "p50", "p99"}
-                                          : std::vector<std::string>{"time", "p50", "algbw(GB/s)",
-                                                                     "busbw(GB/s)", "#wrong"};
+      std::vector<std::string> cols =
+          is_barrier
+              ? std::vector<std::string>{"time", "p50", "p99"}
+              : std::vector<std::string>{"time", "p50", "algbw(GB/s)", "busbw(GB/s)", "#wrong"};
       std::string title = fmt::format("{}/{} {}", backend, algo, placement_title(place));
       for (std::size_t i = 0; i < cols.size(); ++i) {
         names.push_back(cols[i]);

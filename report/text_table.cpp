@@ -11,9 +11,13 @@ void TextTable::set_header(std::vector<std::string> names, std::vector<Align> al
   align_.resize(names_.size(), Align::Right);
 }
 
-void TextTable::add_header_row(std::vector<std::string> cells) { headers_.push_back(std::move(cells)); }
+void TextTable::add_header_row(std::vector<std::string> cells) {
+  headers_.push_back(std::move(cells));
+}
 
-void TextTable::add_row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+void TextTable::add_row(std::vector<std::string> cells) {
+  rows_.push_back(std::move(cells));
+}
 
 void TextTable::print(std::ostream& out, const std::string& prefix) const {
   std::size_t ncols = names_.size();

@@ -9,7 +9,8 @@ namespace cb {
 
 namespace {
 
-using GroupKey = std::tuple<std::string, std::string, std::string, std::string, std::string, int, int>;
+using GroupKey =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, int, int>;
 
 // Relative standard error of a record's mean time.
 double rse(const ResultRecord& r) {

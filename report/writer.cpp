@@ -23,12 +23,9 @@ struct Format {
 
 const std::vector<Format>& formats() {
   static const std::vector<Format> kFormats = {
-      {"table", ".txt", make_table_writer},
-      {"csv", ".csv", make_csv_writer},
-      {"json", ".json", make_json_writer},
-      {"jsonl", ".jsonl", make_jsonl_writer},
-      {"md", ".md", make_markdown_writer},
-      {"gbench", ".gbench.json", make_gbench_writer},
+      {"table", ".txt", make_table_writer}, {"csv", ".csv", make_csv_writer},
+      {"json", ".json", make_json_writer},  {"jsonl", ".jsonl", make_jsonl_writer},
+      {"md", ".md", make_markdown_writer},  {"gbench", ".gbench.json", make_gbench_writer},
   };
   return kFormats;
 }

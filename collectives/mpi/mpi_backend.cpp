@@ -17,25 +17,39 @@ namespace {
 
 MPI_Datatype datatype(DType t) {
   switch (t) {
-    case DType::Int8: return MPI_INT8_T;
-    case DType::Uint8: return MPI_UINT8_T;
-    case DType::Int32: return MPI_INT32_T;
-    case DType::Uint32: return MPI_UINT32_T;
-    case DType::Int64: return MPI_INT64_T;
-    case DType::Uint64: return MPI_UINT64_T;
-    case DType::Float: return MPI_FLOAT;
-    case DType::Double: return MPI_DOUBLE;
-    default: return MPI_DATATYPE_NULL;
+    case DType::Int8:
+      return MPI_INT8_T;
+    case DType::Uint8:
+      return MPI_UINT8_T;
+    case DType::Int32:
+      return MPI_INT32_T;
+    case DType::Uint32:
+      return MPI_UINT32_T;
+    case DType::Int64:
+      return MPI_INT64_T;
+    case DType::Uint64:
+      return MPI_UINT64_T;
+    case DType::Float:
+      return MPI_FLOAT;
+    case DType::Double:
+      return MPI_DOUBLE;
+    default:
+      return MPI_DATATYPE_NULL;
   }
 }
 
 MPI_Op reduction(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return MPI_SUM;
-    case ReduceOp::Prod: return MPI_PROD;
-    case ReduceOp::Min: return MPI_MIN;
-    case ReduceOp::Max: return MPI_MAX;
-    default: return MPI_OP_NULL;
+    case ReduceOp::Sum:
+      return MPI_SUM;
+    case ReduceOp::Prod:
+      return MPI_PROD;
+    case ReduceOp::Min:
+      return MPI_MIN;
+    case ReduceOp::Max:
+      return MPI_MAX;
+    default:
+      return MPI_OP_NULL;
   }
 }
 
@@ -84,8 +98,8 @@ class MpiCommunicator : public Communicator {
                 : MPI_Allgather(c.send, n, t, buf, n, t, comm_);
         break;
       case Collective::ReduceScatter:
-        rc = MPI_Reduce_scatter_block(in ? MPI_IN_PLACE : c.send, buf, n, t, reduction(c.op),
-                                      comm_);
+        rc =
+            MPI_Reduce_scatter_block(in ? MPI_IN_PLACE : c.send, buf, n, t, reduction(c.op), comm_);
         break;
       case Collective::Broadcast:
         // Out of place the root sends from its send buffer; the others receive.
@@ -122,11 +136,12 @@ class MpiCommunicator : public Communicator {
       case Collective::SendRecv: {
         const int next = (rank_ + 1) % size_, prev = (rank_ - 1 + size_) % size_;
         rc = in ? MPI_Sendrecv_replace(buf, n, t, next, 0, prev, 0, comm_, MPI_STATUS_IGNORE)
-                : MPI_Sendrecv(c.send, n, t, next, 0, buf, n, t, prev, 0, comm_,
-                               MPI_STATUS_IGNORE);
+                : MPI_Sendrecv(c.send, n, t, next, 0, buf, n, t, prev, 0, comm_, MPI_STATUS_IGNORE);
         break;
       }
-      case Collective::Barrier: rc = MPI_Barrier(comm_); break;
+      case Collective::Barrier:
+        rc = MPI_Barrier(comm_);
+        break;
     }
     if (rc != MPI_SUCCESS && algorithm_ != "default") {
       check(rc, fmt::format("{} (algorithm {})", name(c.collective), algorithm_).c_str());
@@ -217,8 +232,8 @@ class MpiBackend : public Backend {
     if (algorithm != "default") {
       auto names = selector_->algorithms(c);
       if (std::find(names.begin(), names.end(), algorithm) == names.end()) {
-        return {nullptr, selector_->unavailable().empty() ? "no such algorithm"
-                                                          : selector_->unavailable()};
+        return {nullptr,
+                selector_->unavailable().empty() ? "no such algorithm" : selector_->unavailable()};
       }
     }
     MPI_Comm comm = selector_->duplicate_for(c, algorithm);

@@ -53,8 +53,8 @@ class MpiControl : public Control {
       total += lens[static_cast<std::size_t>(i)];
     }
     std::string all(static_cast<std::size_t>(total), '\0');
-    check(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(),
-                         MPI_CHAR, comm_),
+    check(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR,
+                         comm_),
           "MPI_Allgatherv");
     std::vector<std::string> out;
     for (int i = 0; i < size_; ++i) {
@@ -72,6 +72,8 @@ class MpiControl : public Control {
 
 }  // namespace
 
-std::unique_ptr<Control> make_control() { return std::make_unique<MpiControl>(); }
+std::unique_ptr<Control> make_control() {
+  return std::make_unique<MpiControl>();
+}
 
 }  // namespace cb::mpi

@@ -12,7 +12,7 @@ namespace cb::mpi {
 
 void ensure_initialized();
 bool initialized();
-std::string library_version();  // "Open MPI 4.1.4", "MPICH 4.0.2"
+std::string library_version();       // "Open MPI 4.1.4", "MPICH 4.0.2"
 std::string library_version_full();  // MPI_Get_library_version's first line
 // Throws a runtime Error naming `what` and MPI's message unless rc is MPI_SUCCESS.
 void check(int rc, const char* what);

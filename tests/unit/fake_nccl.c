@@ -10,7 +10,9 @@
 #endif
 
 #define FAIL_FN(name) \
-  int name(void) { return 3; }
+  int name(void) {    \
+    return 3;         \
+  }
 
 int ncclGetVersion(int* version) {
   *version = FAKE_VERSION;

@@ -15,11 +15,19 @@ typedef void* nvmlDevice_t;
 static int devices[2];
 static const char* bus_ids[2] = {"00000000:1A:00.0", "00000000:1B:00.0"};
 
-static int index_of(nvmlDevice_t d) { return (int*)d == &devices[0] ? 0 : 1; }
+static int index_of(nvmlDevice_t d) {
+  return (int*)d == &devices[0] ? 0 : 1;
+}
 
-nvmlReturn_t nvmlInit_v2(void) { return 0; }
-nvmlReturn_t nvmlShutdown(void) { return 0; }
-const char* nvmlErrorString(nvmlReturn_t rc) { return rc ? "Fake error" : "Success"; }
+nvmlReturn_t nvmlInit_v2(void) {
+  return 0;
+}
+nvmlReturn_t nvmlShutdown(void) {
+  return 0;
+}
+const char* nvmlErrorString(nvmlReturn_t rc) {
+  return rc ? "Fake error" : "Success";
+}
 nvmlReturn_t nvmlSystemGetDriverVersion(char* v, unsigned n) {
   snprintf(v, n, "999.1");
   return 0;

@@ -43,8 +43,7 @@ TEST(Options, Roots) {
 
 TEST(Options, CommandLineQuoting) {
   const char* argv[] = {"commbench", "run", "-c", "all reduce", "--x=$HOME"};
-  EXPECT_EQ(command_line(5, const_cast<char**>(argv)),
-            "commbench run -c 'all reduce' '--x=$HOME'");
+  EXPECT_EQ(command_line(5, const_cast<char**>(argv)), "commbench run -c 'all reduce' '--x=$HOME'");
 }
 
 }  // namespace

@@ -48,14 +48,16 @@ TEST(Pattern, SeedChangesTheData) {
 
 // The reduction of all ranks' inputs must stay exactly representable for every dtype and op.
 TEST(Pattern, ReductionsAreExactForEveryTypeOpAndRankCount) {
-  const DType types[] = {DType::Int8,  DType::Uint8, DType::Int32,    DType::Uint32,
-                         DType::Int64, DType::Half,  DType::BFloat16, DType::Float,
+  const DType types[] = {DType::Int8,   DType::Uint8,   DType::Int32,    DType::Uint32,
+                         DType::Int64,  DType::Half,    DType::BFloat16, DType::Float,
                          DType::Double, DType::Fp8E4M3, DType::Fp8E5M2};
-  const ReduceOp ops[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
+  const ReduceOp ops[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max,
+                          ReduceOp::Avg};
   for (DType t : types) {
     for (ReduceOp op : ops) {
       for (int n : {1, 2, 3, 4, 7, 8, 64}) {
-        SCOPED_TRACE(std::string(info(t).name) + " " + std::string(name(op)) + " n=" + std::to_string(n));
+        SCOPED_TRACE(std::string(info(t).name) + " " + std::string(name(op)) +
+                     " n=" + std::to_string(n));
         Pattern p(t, op, n, 12345);
         const std::int64_t limit = info(t).exact_limit;
         std::int64_t partial_max = 0;
@@ -95,10 +97,14 @@ TEST(Pattern, ReducedValuesFollowTheOperator) {
   Pattern sum(DType::Int32, ReduceOp::Sum, 3, 0), mx(DType::Int32, ReduceOp::Max, 3, 0);
   Pattern prod(DType::Int32, ReduceOp::Prod, 3, 0), avg(DType::Int32, ReduceOp::Avg, 3, 0);
   for (std::uint64_t k = 0; k < 50; ++k) {
-    EXPECT_EQ(sum.reduced_value(k), sum.input_value(0, k) + sum.input_value(1, k) + sum.input_value(2, k));
-    EXPECT_EQ(mx.reduced_value(k), std::max({mx.input_value(0, k), mx.input_value(1, k), mx.input_value(2, k)}));
-    EXPECT_EQ(prod.reduced_value(k), prod.input_value(0, k) * prod.input_value(1, k) * prod.input_value(2, k));
-    EXPECT_EQ(avg.reduced_value(k) * 3, avg.input_value(0, k) + avg.input_value(1, k) + avg.input_value(2, k));
+    EXPECT_EQ(sum.reduced_value(k),
+              sum.input_value(0, k) + sum.input_value(1, k) + sum.input_value(2, k));
+    EXPECT_EQ(mx.reduced_value(k),
+              std::max({mx.input_value(0, k), mx.input_value(1, k), mx.input_value(2, k)}));
+    EXPECT_EQ(prod.reduced_value(k),
+              prod.input_value(0, k) * prod.input_value(1, k) * prod.input_value(2, k));
+    EXPECT_EQ(avg.reduced_value(k) * 3,
+              avg.input_value(0, k) + avg.input_value(1, k) + avg.input_value(2, k));
   }
 }
 

@@ -99,7 +99,8 @@ TEST(Plan, TooSmallSizesAreDroppedAndBarrierHasOneCase) {
 
 TEST(Plan, BufferNeedsCoverTheLargestCase) {
   std::vector<Case> cases = {
-      {Collective::ReduceScatter, "default", DType::Float, ReduceOp::Sum, -1, 100, 1600, Placement::Out},
+      {Collective::ReduceScatter, "default", DType::Float, ReduceOp::Sum, -1, 100, 1600,
+       Placement::Out},
       {Collective::AllGather, "default", DType::Double, ReduceOp::None, -1, 10, 320, Placement::In},
   };
   BufferNeeds n = buffer_needs(cases, 4);

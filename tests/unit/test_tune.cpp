@@ -27,10 +27,10 @@ ResultRecord rec(const std::string& algo, std::uint64_t bytes, double time_us, d
 
 TEST(Tune, PicksTheFastestPerSizeAndMergesRanges) {
   std::vector<ResultRecord> rs = {
-      rec("default", 8, 1.0),    rec("ring", 8, 2.0),    rec("recursive_doubling", 8, 0.5),
-      rec("default", 16, 1.0),   rec("ring", 16, 2.0),   rec("recursive_doubling", 16, 0.8),
-      rec("default", 1024, 10),  rec("ring", 1024, 5),   rec("recursive_doubling", 1024, 9),
-      rec("default", 4096, 40),  rec("ring", 4096, 20),  rec("recursive_doubling", 4096, 30),
+      rec("default", 8, 1.0),   rec("ring", 8, 2.0),   rec("recursive_doubling", 8, 0.5),
+      rec("default", 16, 1.0),  rec("ring", 16, 2.0),  rec("recursive_doubling", 16, 0.8),
+      rec("default", 1024, 10), rec("ring", 1024, 5),  rec("recursive_doubling", 1024, 9),
+      rec("default", 4096, 40), rec("ring", 4096, 20), rec("recursive_doubling", 4096, 30),
   };
   auto ranges = recommend(rs);
   ASSERT_EQ(ranges.size(), 2u);

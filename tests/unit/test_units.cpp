@@ -31,7 +31,9 @@ TEST(ParseSize, RejectsGarbageAsUsageError) {
   }
 }
 
-TEST(ParseSize, RejectsOverflow) { EXPECT_THROW(parse_size("99999999999999G"), Error); }
+TEST(ParseSize, RejectsOverflow) {
+  EXPECT_THROW(parse_size("99999999999999G"), Error);
+}
 
 TEST(FormatSize, ScalesToBinaryUnits) {
   EXPECT_EQ(format_size(8), "8 B");

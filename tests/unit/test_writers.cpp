@@ -167,7 +167,8 @@ TEST(TableWriter, OneBlockPerCollectiveWithHeader) {
   w->add(b);
   w->finish();
   std::string s = out.str();
-  EXPECT_NE(s.find("# commbench 0.1.0 | mpi: Open MPI 4.1.4 | 3 ranks on 2 nodes (a,b)"), std::string::npos);
+  EXPECT_NE(s.find("# commbench 0.1.0 | mpi: Open MPI 4.1.4 | 3 ranks on 2 nodes (a,b)"),
+            std::string::npos);
   EXPECT_NE(s.find("# allgather"), std::string::npos);
   EXPECT_NE(s.find("# allreduce"), std::string::npos);
   EXPECT_NE(s.find("12 KiB"), std::string::npos);
