@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """commbench against a bare back-to-back MPI_Allreduce loop, same sizes, interleaved launches.
 
-Prints, per size, the median over rounds of each side's time and busbw and their ratios:
+Prints, per size, the median over rounds and the best round of each side's time and busbw, and
+their ratios:
   time ratio  = commbench time_us / bare time_us      (target <= 1.05 at 8 B)
   busbw ratio = commbench busbw / bare busbw          (target >= 0.97 at 4 MiB)
 And the wall time of the default sweep (all collectives, 8 B - 64 MiB, validated, 2 ranks).
@@ -53,11 +54,20 @@ def main():
             row = next(csv.DictReader(io.StringIO(out)))
             results[s]["cb_t"].append(float(row["time_us"]))
             results[s]["cb_bw"].append(float(row["busbw_GBps"] or 0))
-    print(f"{'bytes':>10} {'bare us':>10} {'cb us':>10} {'time ratio':>10} {'bare GB/s':>10} {'cb GB/s':>10} {'bw ratio':>9}")
-    for s in sizes:
-        r = {k: statistics.median(v) for k, v in results[s].items()}
-        print(f"{s:>10} {r['bare_t']:>10.4g} {r['cb_t']:>10.4g} {r['cb_t'] / r['bare_t']:>10.3f} "
-              f"{r['bare_bw']:>10.4g} {r['cb_bw']:>10.4g} {r['cb_bw'] / r['bare_bw'] if r['bare_bw'] else 0:>9.3f}")
+    # This class of VM is bimodal per launch (a launch lands in a fast or a 2-4x slower state),
+    # so besides the median over rounds the best round of each side is compared: noise only adds.
+    for stat_name, stat in (("median", statistics.median), ("best", None)):
+        print(f"{stat_name} of {a.rounds} rounds")
+        print(f"{'bytes':>10} {'bare us':>10} {'cb us':>10} {'time ratio':>10} {'bare GB/s':>10} {'cb GB/s':>10} {'bw ratio':>9}")
+        for s in sizes:
+            v = results[s]
+            if stat:
+                r = {k: stat(x) for k, x in v.items()}
+            else:
+                r = {"bare_t": min(v["bare_t"]), "cb_t": min(v["cb_t"]),
+                     "bare_bw": max(v["bare_bw"]), "cb_bw": max(v["cb_bw"])}
+            print(f"{s:>10} {r['bare_t']:>10.4g} {r['cb_t']:>10.4g} {r['cb_t'] / r['bare_t']:>10.3f} "
+                  f"{r['bare_bw']:>10.4g} {r['cb_bw']:>10.4g} {r['cb_bw'] / r['bare_bw'] if r['bare_bw'] else 0:>9.3f}")
     t0 = time.monotonic()
     subprocess.run(mpi + [commbench, "run", "--format", "csv"], capture_output=True, env=env, check=True)
     print(f"default sweep (all collectives, 8 B - 64 MiB, validated, {a.np} ranks): "
