@@ -3,7 +3,6 @@
 // and an NCCL tuner-plugin configuration.
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -14,6 +13,7 @@
 #include "collectives/mpi/mpi_algorithm_table.hpp"
 #include "report/atomic_file.hpp"
 #include "report/error.hpp"
+#include "report/report_format.hpp"
 #include "report/text_table.hpp"
 #include "report/tune.hpp"
 #include "report/units.hpp"
@@ -216,11 +216,7 @@ void register_tune(CLI::App& app, Action& action) {
     if (gain < 0) usage_error("invalid --min-gain '{}': expected a percentage >= 0", tq->min_gain);
     options.min_gain = gain / 100.0;
     for (const auto& path : {tq->ompi_rules, tq->nccl_tuner}) {
-      if (path.empty()) continue;
-      auto parent = std::filesystem::path(path).parent_path();
-      if (!parent.empty() && !std::filesystem::is_directory(parent)) {
-        usage_error("cannot write '{}': directory '{}' does not exist", path, parent.string());
-      }
+      if (!path.empty()) check_output_directory(path);
     }
     rq->extra_writer = [tq, options] { return std::make_unique<TuneWriter>(*tq, options); };
     action = [rq] { return execute_run(*rq); };

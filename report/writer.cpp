@@ -3,11 +3,11 @@
 
 #include <fmt/ranges.h>
 
-#include <filesystem>
 #include <functional>
 
 #include "report/atomic_file.hpp"
 #include "report/error.hpp"
+#include "report/report_format.hpp"
 
 namespace cb {
 
@@ -101,10 +101,7 @@ void check_output_path(const std::string& path) {
     usage_error("cannot tell the format of output '{}' from its extension: expected one of {}",
                 path, accepted_extensions());
   }
-  auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty() && !std::filesystem::is_directory(parent)) {
-    usage_error("cannot write output '{}': directory '{}' does not exist", path, parent.string());
-  }
+  check_output_directory(path);
 }
 
 std::unique_ptr<Writer> make_file_writer(const std::string& path) {
