@@ -12,10 +12,11 @@
 #include "cmd/subcommands.hpp"
 #include "collectives/catalogue.hpp"
 #include "collectives/dtype.hpp"
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/schema.hpp"
 #include "probes/topology.hpp"
-#include "report/atomic_file.hpp"
 #include "report/check_output.hpp"
-#include "report/error.hpp"
 #include "report/report_format.hpp"
 
 namespace cb {
@@ -73,7 +74,7 @@ nlohmann::json read_topology_file(const std::string& path) {
     usage_error(
         "{}: not valid JSON (truncated or corrupt near byte {}): expected a {} document "
         "as written by `commbench topo --format json`",
-        path, e.byte, kTopologyDocumentSchema);
+        path, e.byte, kTopologySchema);
   }
 }
 

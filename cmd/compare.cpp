@@ -6,11 +6,11 @@
 #include <sstream>
 
 #include "cmd/subcommands.hpp"
-#include "report/atomic_file.hpp"
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
 #include "report/compare_output.hpp"
-#include "report/error.hpp"
 #include "report/report_format.hpp"
-#include "report/units.hpp"
 
 namespace cb {
 

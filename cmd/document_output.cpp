@@ -3,8 +3,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "report/atomic_file.hpp"
-#include "report/error.hpp"
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
 
 namespace cb {
 

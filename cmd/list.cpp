@@ -8,8 +8,8 @@
 #include "cmd/options.hpp"
 #include "cmd/subcommands.hpp"
 #include "collectives/registry.hpp"
-#include "report/error.hpp"
-#include "report/text_table.hpp"
+#include "common/error.hpp"
+#include "common/text_table.hpp"
 
 namespace cb {
 

@@ -5,7 +5,7 @@
 #include "cmd/options.hpp"
 #include "cmd/subcommands.hpp"
 #include "collectives/launch.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace {
 
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     if (reporting_rank(cb::ErrorKind::Usage)) {
       std::fprintf(stderr, "commbench: %s (see commbench --help)\n", one_line(e.what()).c_str());
     }
-    return 2;
+    return cb::kExitUsage;
   } catch (const cb::Error& e) {
     if (reporting_rank(e.kind()))
       std::fprintf(stderr, "commbench: %s\n", one_line(e.what()).c_str());

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <ctime>
 
-#include "report/error.hpp"
-#include "report/units.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
 
 namespace cb {
 
@@ -145,12 +145,6 @@ std::string utc_now_iso8601() {
   gmtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
   return buf;
 }
 

@@ -7,6 +7,7 @@
 
 #include "collectives/catalogue.hpp"
 #include "collectives/dtype.hpp"
+#include "common/host_name.hpp"
 
 namespace cb {
 
@@ -23,6 +24,5 @@ std::string command_line(int argc, char** argv);
 void set_invocation(std::string line);
 const std::string& invocation();
 std::string utc_now_iso8601();
-std::string host_name();
 
 }  // namespace cb

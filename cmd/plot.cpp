@@ -6,8 +6,8 @@
 
 #include "cmd/subcommands.hpp"
 #include "collectives/catalogue.hpp"
-#include "report/atomic_file.hpp"
-#include "report/error.hpp"
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
 #include "report/report_format.hpp"
 #include "report/svg_plot.hpp"
 

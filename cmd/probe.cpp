@@ -6,11 +6,11 @@
 #include "cmd/document_output.hpp"
 #include "cmd/options.hpp"
 #include "cmd/subcommands.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
 #include "probes/gpu_copy_report.hpp"
 #include "probes/links.hpp"
 #include "probes/membw.hpp"
-#include "report/error.hpp"
-#include "report/units.hpp"
 
 namespace cb {
 

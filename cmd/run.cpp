@@ -18,9 +18,9 @@
 #include "collectives/mpi/mpi_runtime.hpp"
 #include "collectives/registry.hpp"
 #include "collectives/runner.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
 #include "probes/topology.hpp"
-#include "report/error.hpp"
-#include "report/units.hpp"
 #include "report/writer.hpp"
 
 namespace cb {

@@ -2,8 +2,8 @@
 // this host's /sys or a captured tree.
 #include "cmd/document_output.hpp"
 #include "cmd/subcommands.hpp"
+#include "common/error.hpp"
 #include "probes/topology.hpp"
-#include "report/error.hpp"
 
 namespace cb {
 

@@ -11,12 +11,12 @@
 #include "cmd/subcommands.hpp"
 #include "collectives/catalogue.hpp"
 #include "collectives/mpi/mpi_algorithm_table.hpp"
-#include "report/atomic_file.hpp"
-#include "report/error.hpp"
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/text_table.hpp"
+#include "common/units.hpp"
 #include "report/report_format.hpp"
-#include "report/text_table.hpp"
 #include "report/tune.hpp"
-#include "report/units.hpp"
 
 namespace cb {
 

@@ -5,8 +5,8 @@
 #include <new>
 
 #include "collectives/backend.hpp"
-#include "report/error.hpp"
-#include "report/units.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
 
 namespace cb {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <thread>
 
-#include "report/units.hpp"
+#include "common/units.hpp"
 
 namespace cb {
 

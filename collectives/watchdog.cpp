@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/error.hpp"
+
 namespace cb {
 
 Watchdog::Watchdog(double timeout_seconds, bool report)
@@ -66,7 +68,7 @@ void Watchdog::loop() {
     // A launcher may kill the other ranks as soon as one exits (MPICH's hydra does): a rank that
     // does not report lets the reporting one, whose watchdog fires within a poll, speak first.
     if (!report_) std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-    ::_exit(4);
+    ::_exit(kExitTimeout);
   }
 }
 

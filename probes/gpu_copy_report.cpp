@@ -4,9 +4,10 @@
 
 #include <ostream>
 
-#include "report/error.hpp"
-#include "report/text_table.hpp"
-#include "report/units.hpp"
+#include "common/error.hpp"
+#include "common/schema.hpp"
+#include "common/text_table.hpp"
+#include "common/units.hpp"
 
 namespace cb {
 
@@ -45,8 +46,8 @@ nlohmann::json gpu_copy_to_json(const GpuCopyResult& r, const GpuCopyOptions& op
     for (const auto& v : row) jr.push_back(opt(v));
     p2p.push_back(jr);
   }
-  return {{"schema", "commbench/gpucopy/v1"}, {"runtime", r.runtime}, {"bytes", options.bytes},
-          {"repeats", options.repeats},       {"devices", devices},   {"p2p_GBps", p2p}};
+  return {{"schema", kGpuCopySchema},   {"runtime", r.runtime}, {"bytes", options.bytes},
+          {"repeats", options.repeats}, {"devices", devices},   {"p2p_GBps", p2p}};
 }
 
 void print_gpu_copy(const GpuCopyResult& r, const GpuCopyOptions& options, std::ostream& out) {

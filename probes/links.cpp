@@ -9,10 +9,12 @@
 
 #include "collectives/launch.hpp"
 #include "collectives/mpi/mpi_runtime.hpp"
+#include "common/error.hpp"
+#include "common/host_name.hpp"
+#include "common/schema.hpp"
+#include "common/text_table.hpp"
+#include "common/units.hpp"
 #include "probes/topology.hpp"
-#include "report/error.hpp"
-#include "report/text_table.hpp"
-#include "report/units.hpp"
 
 namespace cb {
 
@@ -96,7 +98,7 @@ LinksResult measure_links(const LinksOptions& o, int& rank) {
   r.nranks = n;
   r.options = o;
   // Host names, for the table's rank legend.
-  std::string me = local_host_name();
+  std::string me = host_name();
   char name[256] = {};
   std::snprintf(name, sizeof name, "%s", me.c_str());
   std::vector<char> names(static_cast<std::size_t>(n) * sizeof name);
@@ -168,7 +170,7 @@ nlohmann::json links_to_json(const LinksResult& r) {
     }
     return out;
   };
-  return {{"schema", "commbench/links/v1"},
+  return {{"schema", kLinksSchema},
           {"nranks", r.nranks},
           {"hosts", r.hosts},
           {"bytes", r.options.bytes},

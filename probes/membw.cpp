@@ -15,10 +15,12 @@
 #include <ostream>
 #include <thread>
 
+#include "common/error.hpp"
+#include "common/host_name.hpp"
+#include "common/schema.hpp"
+#include "common/text_table.hpp"
+#include "common/units.hpp"
 #include "probes/topology.hpp"
-#include "report/error.hpp"
-#include "report/text_table.hpp"
-#include "report/units.hpp"
 
 namespace cb {
 
@@ -135,7 +137,7 @@ std::string kernel_name(MemKernel k) {
 MembwResult measure_membw(const MembwOptions& options) {
   MembwResult r;
   r.options = options;
-  r.host = local_host_name();
+  r.host = host_name();
   r.isa = membw_isa();
   std::vector<int> allowed = allowed_cpus();
   std::vector<std::vector<int>> node_cpus;
@@ -230,7 +232,7 @@ nlohmann::json membw_to_json(const MembwResult& r) {
     }
     kernels[kernel_name(kernel)] = {{"GBps", matrix}, {"cells", detail}};
   }
-  return {{"schema", "commbench/membw/v1"},
+  return {{"schema", kMembwSchema},
           {"host", r.host},
           {"isa", r.isa},
           {"numa_bound", r.numa_bound},

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/error.hpp"
 #include "probes/cpulist.hpp"
-#include "report/error.hpp"
 
 namespace cb {
 

@@ -12,7 +12,7 @@
 #include <deque>
 #include <fstream>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb {
 

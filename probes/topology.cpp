@@ -14,8 +14,10 @@
 #include <map>
 #include <set>
 
+#include "common/error.hpp"
+#include "common/host_name.hpp"
+#include "common/schema.hpp"
 #include "probes/cpulist.hpp"
-#include "report/error.hpp"
 
 namespace cb {
 
@@ -332,12 +334,6 @@ nlohmann::json opt_json(const auto& v) {
 
 }  // namespace
 
-std::string local_host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
 bool is_live_sysfs(const std::string& root) {
   std::string r = root;
   while (r.size() > 1 && r.back() == '/') r.pop_back();
@@ -362,7 +358,7 @@ std::string pci_path_level(const PciDevice& a, const PciDevice& b, int numa_node
 Topology probe_topology(Sysfs& sys, const TopologyOptions& options) {
   Topology topo;
   if (is_live_sysfs(sys.root())) {
-    topo.host = local_host_name();
+    topo.host = host_name();
     if (options.use_nvml) {
       std::string why;
       topo.nvml = query_nvml(why);
@@ -500,7 +496,7 @@ void capture_snapshot(const Sysfs& sys, const Topology& topo, const std::string&
   try {
     sys.capture(temp);
     nlohmann::json facts = {
-        {"schema", "commbench/snapshot/v1"},
+        {"schema", kSnapshotSchema},
         {"host", opt_json(topo.host)},
         {"nvml", topo.nvml ? nvml_facts_to_json(*topo.nvml) : nlohmann::json(nullptr)},
         {"nvml_status", topo.nvml_status}};

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/schema.hpp"
 #include "probes/net.hpp"
 #include "probes/nvml.hpp"
 #include "probes/pci.hpp"
@@ -19,7 +20,6 @@
 
 namespace cb {
 
-inline constexpr const char* kTopologySchema = "commbench/topology/v1";
 // Facts a snapshot carries that are not in sysfs (host name, NVML's answers).
 inline constexpr const char* kSnapshotFile = "commbench-snapshot.json";
 
@@ -71,8 +71,6 @@ struct TopologyOptions {
   bool use_nvml = true;  // live trees only; a snapshot carries its own NVML facts
 };
 
-// gethostname(), or "unknown".
-std::string local_host_name();
 // True when `root` is the machine's own /sys.
 bool is_live_sysfs(const std::string& root);
 // Reads everything from `sys`. For a live tree NVML is queried; for a captured tree the facts

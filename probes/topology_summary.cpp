@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "common/error.hpp"
 #include "probes/topology.hpp"
-#include "report/error.hpp"
 
 namespace cb {
 

@@ -6,9 +6,9 @@
 #include <ostream>
 #include <set>
 
+#include "common/text_table.hpp"
 #include "probes/cpulist.hpp"
 #include "probes/topology.hpp"
-#include "report/text_table.hpp"
 
 namespace cb {
 

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <map>
 
+#include "common/error.hpp"
+#include "common/units.hpp"
 #include "report/compare.hpp"
-#include "report/error.hpp"
-#include "report/units.hpp"
 
 namespace cb {
 
@@ -459,20 +459,19 @@ std::string CheckReport::summary() const {
 
 void validate_topology(const json& doc, const std::string& source) {
   if (!doc.is_object())
-    usage_error("{}: not a JSON object: expected a {} document", source, kTopologyDocumentSchema);
+    usage_error("{}: not a JSON object: expected a {} document", source, kTopologySchema);
   auto schema = doc.find("schema");
   if (schema == doc.end() || !schema->is_string()) {
-    usage_error("{}: no 'schema' field: expected a {} document", source, kTopologyDocumentSchema);
+    usage_error("{}: no 'schema' field: expected a {} document", source, kTopologySchema);
   }
-  if (schema->get<std::string>() != kTopologyDocumentSchema) {
+  if (schema->get<std::string>() != kTopologySchema) {
     usage_error("{}: unknown schema '{}': expected {}", source, schema->get<std::string>(),
-                kTopologyDocumentSchema);
+                kTopologySchema);
   }
   for (const char* key : {"numa_nodes", "pci_devices", "gpus", "nics", "warnings"}) {
     auto it = doc.find(key);
     if (it != doc.end() && !it->is_array()) {
-      usage_error("{}: '{}' must be an array in a {} document", source, key,
-                  kTopologyDocumentSchema);
+      usage_error("{}: '{}' must be an array in a {} document", source, key, kTopologySchema);
     }
   }
 }

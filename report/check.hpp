@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "common/schema.hpp"
 #include "report/check_spec.hpp"
 #include "report/result_reader.hpp"
 
 namespace cb {
-
-inline constexpr std::string_view kTopologyDocumentSchema = "commbench/topology/v1";
 
 struct RequirementResult {
   std::string name;

@@ -4,9 +4,9 @@
 
 #include <ostream>
 
+#include "common/text_table.hpp"
 #include "report/markdown.hpp"
 #include "report/report_format.hpp"
-#include "report/text_table.hpp"
 
 namespace cb {
 

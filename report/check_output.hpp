@@ -5,12 +5,11 @@
 #include <string>
 #include <string_view>
 
+#include "common/schema.hpp"
 #include "report/check.hpp"
 #include "report/junit.hpp"
 
 namespace cb {
-
-inline constexpr std::string_view kCheckSchema = "commbench/check/v1";
 
 // format: table, json or md. Throws a usage Error naming the accepted formats.
 void write_check_report(const CheckReport& report, std::string_view format, std::ostream& out);

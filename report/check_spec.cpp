@@ -13,8 +13,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "report/error.hpp"
-#include "report/units.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
 
 namespace cb {
 

@@ -7,7 +7,8 @@
 #include <map>
 #include <set>
 
-#include "report/units.hpp"
+#include "common/environment.hpp"
+#include "common/units.hpp"
 
 namespace cb {
 
@@ -47,16 +48,6 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
   return s;
-}
-
-// Variables the launcher sets per job (ids, URIs, session directories): they differ on every run
-// and say nothing about how communication was steered.
-bool launcher_internal(const std::string& name) {
-  for (const char* p : {"OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir",
-                        "OMPI_MCA_shmem_RUNTIME_QUERY_hint"}) {
-    if (name.rfind(p, 0) == 0) return true;
-  }
-  return false;
 }
 
 void compare_topology(const nlohmann::json& a, const nlohmann::json& b, Warnings& w) {
@@ -113,7 +104,7 @@ void compare_meta(const RunMeta& a, const RunMeta& b, const nlohmann::json& ta,
   for (const auto& [k, v] : b.environment) names.insert(k);
   std::vector<std::string> diffs;
   for (const auto& k : names) {
-    if (launcher_internal(k)) continue;
+    if (launcher_bookkeeping(k)) continue;
     auto ia = a.environment.find(k), ib = b.environment.find(k);
     std::string va = ia == a.environment.end() ? "unset" : k + "=" + ia->second;
     std::string vb = ib == b.environment.end() ? "unset" : k + "=" + ib->second;

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <ostream>
 
+#include "common/text_table.hpp"
+#include "common/units.hpp"
 #include "report/markdown.hpp"
 #include "report/report_format.hpp"
-#include "report/text_table.hpp"
-#include "report/units.hpp"
 #include "report/writer.hpp"
 
 namespace cb {

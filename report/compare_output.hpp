@@ -6,11 +6,10 @@
 #include <string>
 #include <string_view>
 
+#include "common/schema.hpp"
 #include "report/compare.hpp"
 
 namespace cb {
-
-inline constexpr std::string_view kCompareSchema = "commbench/compare/v1";
 
 // format: table, csv, json or md. Throws a usage Error naming the accepted formats.
 void write_compare_report(const CompareReport& report, std::string_view format, std::ostream& out);

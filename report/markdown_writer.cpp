@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <ostream>
 
+#include "common/units.hpp"
 #include "report/markdown.hpp"
-#include "report/units.hpp"
 #include "report/writer.hpp"
 
 namespace cb {

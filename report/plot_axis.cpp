@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/units.hpp"
+#include "common/units.hpp"
 
 namespace cb {
 

@@ -6,8 +6,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "report/error.hpp"
-#include "report/units.hpp"
+#include "common/environment.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
 
 extern char** environ;
 
@@ -264,17 +265,10 @@ std::map<std::string, std::string> steering_environment() {
                                                                  "HCOLL_"};
   static constexpr std::array<std::string_view, 5> kSecret = {"KEY", "TOKEN", "SECRET", "PASS",
                                                               "CREDENTIAL"};
-  // Launcher bookkeeping that changes with every job (ids, URIs, session directories) and
-  // commbench's own per-rank launch variables: they steer nothing and would make runs differ.
-  static constexpr std::array<std::string_view, 8> kBookkeeping = {
-      "OMPI_MCA_orte_",
-      "OMPI_MCA_ess",
-      "OMPI_MCA_pmix",
-      "OMPI_MCA_initial_wdir",
-      "OMPI_MCA_shmem_RUNTIME_QUERY_hint",
-      "COMMBENCH_LOCAL_",
-      "COMMBENCH_RELAUNCHED",
-      "COMMBENCH_TEST_"};
+  // Launcher bookkeeping (common/environment.hpp) and commbench's own per-rank launch variables:
+  // they steer nothing and would make runs differ.
+  static constexpr std::array<std::string_view, 3> kOwnLaunch = {
+      "COMMBENCH_LOCAL_", "COMMBENCH_RELAUNCHED", "COMMBENCH_TEST_"};
   std::map<std::string, std::string> out;
   for (char** e = environ; e && *e; ++e) {
     std::string_view entry(*e);
@@ -285,7 +279,8 @@ std::map<std::string, std::string> steering_environment() {
     for (auto p : kPrefixes) steering = steering || name.substr(0, p.size()) == p;
     bool secret = false;
     for (auto s : kSecret) secret = secret || name.find(s) != std::string_view::npos;
-    for (auto p : kBookkeeping) steering = steering && name.substr(0, p.size()) != p;
+    for (auto p : kOwnLaunch) steering = steering && name.substr(0, p.size()) != p;
+    steering = steering && !launcher_bookkeeping(name);
     if (steering && !secret) out.emplace(std::string(name), std::string(entry.substr(eq + 1)));
   }
   return out;

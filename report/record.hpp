@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-namespace cb {
+#include "common/schema.hpp"
 
-inline constexpr std::string_view kResultSchema = "commbench/result/v1";
+namespace cb {
 
 // Column names in contract order (CSV header, JSON keys).
 inline constexpr std::string_view kResultColumns[] = {

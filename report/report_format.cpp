@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb {
 

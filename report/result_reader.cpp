@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
 #include "report/writer.hpp"
 
 namespace cb {

@@ -9,9 +9,9 @@
 #include <set>
 #include <tuple>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
 #include "report/plot_axis.hpp"
-#include "report/units.hpp"
 #include "report/xml.hpp"
 
 namespace cb {

@@ -8,8 +8,8 @@
 #include <ostream>
 #include <tuple>
 
-#include "report/text_table.hpp"
-#include "report/units.hpp"
+#include "common/text_table.hpp"
+#include "common/units.hpp"
 #include "report/writer.hpp"
 
 namespace cb {

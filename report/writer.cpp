@@ -5,8 +5,8 @@
 
 #include <functional>
 
-#include "report/atomic_file.hpp"
-#include "report/error.hpp"
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
 #include "report/report_format.hpp"
 
 namespace cb {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/csv.hpp"
 #include "report/record.hpp"
 
 namespace cb {
@@ -37,10 +38,5 @@ std::unique_ptr<Writer> make_jsonl_writer(std::ostream& out);
 std::unique_ptr<Writer> make_table_writer(std::ostream& out);
 std::unique_ptr<Writer> make_markdown_writer(std::ostream& out);
 std::unique_ptr<Writer> make_gbench_writer(std::ostream& out);  // Google Benchmark JSON
-
-// RFC 4180 field quoting and line splitting, shared by the CSV reader and writer.
-std::string csv_quote(std::string_view field);
-std::string csv_line(const std::vector<std::string>& fields);
-std::vector<std::string> csv_split(std::string_view line);
 
 }  // namespace cb

@@ -15,7 +15,8 @@
 #include "collectives/gloo/gloo_ops.hpp"
 #include "collectives/gloo/gloo_store.hpp"
 #include "collectives/gloo/gloo_transport.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
+#include "common/host_name.hpp"
 
 #ifndef COMMBENCH_GLOO_VERSION
 #define COMMBENCH_GLOO_VERSION "unknown"
@@ -24,12 +25,6 @@
 namespace cb::gloo_backend {
 
 namespace {
-
-std::string host_name() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof(buf) - 1);
-  return buf;
-}
 
 // The fields of a call that decide how it is prepared (not its data).
 struct CallShape {
@@ -121,7 +116,7 @@ class GlooBackend : public Backend {
     bool single_host = true;
     if (o.control) {
       std::set<std::string> hosts;
-      for (const auto& h : o.control->allgather(host_name())) hosts.insert(h);
+      for (const auto& h : o.control->allgather(host_name(""))) hosts.insert(h);
       single_host = hosts.size() == 1;
     }
     transport_ = choose_transport(o.gloo_iface, single_host);

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb::gloo_backend {
 

@@ -24,7 +24,7 @@
 #include <functional>
 #include <vector>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb::gloo_backend {
 

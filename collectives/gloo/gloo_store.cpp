@@ -2,7 +2,7 @@
 
 #include <gloo/common/error.h>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb::gloo_backend {
 

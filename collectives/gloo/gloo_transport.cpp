@@ -11,17 +11,12 @@
 #include <set>
 
 #include "collectives/gloo/gloo_errors.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
+#include "common/host_name.hpp"
 
 namespace cb::gloo_backend {
 
 namespace {
-
-std::string local_host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
-  return buf;
-}
 
 // The IPv4 address `host` resolves to, or empty.
 std::string resolve_ipv4(const std::string& host) {
@@ -87,7 +82,7 @@ TransportChoice choose_transport(const std::string& iface, bool single_host) {
     c.hostname = "127.0.0.1";
     return c;
   }
-  const std::string host = local_host_name();
+  const std::string host = host_name("localhost");
   const std::string addr = resolve_ipv4(host);
   if (addr.empty()) {
     usage_error("host name '{}' does not resolve to an IPv4 address: pass --gloo-iface NAME ({})",

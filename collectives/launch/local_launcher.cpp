@@ -18,7 +18,7 @@
 
 #include "collectives/launch.hpp"
 #include "collectives/launch/rank_exits.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb {
 

@@ -9,7 +9,7 @@
 #include <iostream>
 
 #include "collectives/launch/local_launcher.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 #ifndef COMMBENCH_MPIEXEC_PATH
 #define COMMBENCH_MPIEXEC_PATH "mpiexec"

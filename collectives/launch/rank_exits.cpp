@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "common/error.hpp"
+
 namespace cb {
 
 namespace {
@@ -12,17 +14,17 @@ namespace {
 int severity(const RankExit& e) {
   if (e.signaled) return e.stopped_by_launcher ? 90 : 0;
   switch (e.code) {
-    case 0:
+    case kExitOk:
       return 100;
-    case 4:
+    case kExitTimeout:
       return 2;
-    case 3:
+    case kExitValidation:
       return 3;
-    case 2:
+    case kExitUsage:
       return 4;
-    case 5:
+    case kExitRegression:
       return 5;
-    case 1:
+    case kExitRuntime:
       return 6;
     default:
       return 1;
@@ -45,9 +47,11 @@ RunVerdict judge(const std::vector<RankExit>& exits) {
   for (const auto& e : exits) {
     if (!worst || severity(e) < severity(*worst)) worst = &e;
   }
-  if (!worst || severity(*worst) == 100) return {0, ""};
-  if (!worst->signaled && worst->code >= 2 && worst->code <= 5) return {worst->code, ""};
-  return {1, describe(*worst)};
+  if (!worst || severity(*worst) == 100) return {kExitOk, ""};
+  if (!worst->signaled && worst->code >= kExitUsage && worst->code <= kExitRegression) {
+    return {worst->code, ""};
+  }
+  return {kExitRuntime, describe(*worst)};
 }
 
 }  // namespace cb

@@ -6,7 +6,7 @@
 #include "collectives/launch/local_launcher.hpp"
 #include "collectives/launch/mpi_relaunch.hpp"
 #include "collectives/mpi/mpi_runtime.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
 #ifdef COMMBENCH_HAVE_GLOO
 #include "collectives/gloo/gloo_control.hpp"
 #endif

@@ -6,7 +6,7 @@
 #include <regex>
 
 #include "collectives/mpi/mpi_runtime.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb::mpi {
 

@@ -9,7 +9,7 @@
 
 #include "collectives/mpi/mpi_algorithm_select.hpp"
 #include "collectives/mpi/mpi_runtime.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb::mpi {
 

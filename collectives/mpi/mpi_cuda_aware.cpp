@@ -6,7 +6,7 @@
 
 #include "collectives/mpi/mpi_runtime.hpp"
 #include "collectives/nccl/cuda_device.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 #if defined(OPEN_MPI) && __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>

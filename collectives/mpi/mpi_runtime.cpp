@@ -4,7 +4,7 @@
 #include <regex>
 
 #include "collectives/mpi/mpi_algorithm_select.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb::mpi {
 

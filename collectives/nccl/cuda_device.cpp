@@ -7,8 +7,8 @@
 
 #include "collectives/nccl/cuda_check.hpp"
 #include "collectives/nccl/validation_kernels.hpp"
-#include "report/error.hpp"
-#include "report/units.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
 
 namespace cb::cuda {
 

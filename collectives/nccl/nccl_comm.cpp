@@ -9,8 +9,8 @@
 
 #include "collectives/nccl/cuda_check.hpp"
 #include "collectives/nccl/tuning_log.hpp"
-#include "report/error.hpp"
-#include "report/units.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
 
 namespace cb::nccl {
 

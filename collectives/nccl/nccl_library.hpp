@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "collectives/nccl/nccl_abi.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb::nccl {
 

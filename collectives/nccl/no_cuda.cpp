@@ -3,7 +3,7 @@
 #include "collectives/nccl/cuda_device.hpp"
 #include "collectives/nccl/nccl_backend.hpp"
 #include "collectives/nccl/nccl_library.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb {
 

@@ -3,9 +3,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/error.hpp"
 #include "report/check.hpp"
 #include "report/check_output.hpp"
-#include "report/error.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {

@@ -4,9 +4,9 @@
 
 #include <sstream>
 
+#include "common/error.hpp"
 #include "report/compare.hpp"
 #include "report/compare_output.hpp"
-#include "report/error.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {

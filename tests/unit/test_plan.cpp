@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "collectives/plan.hpp"
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
 #include "report/result_reader.hpp"
 #include "report/writer.hpp"
 #include "report_fixtures.hpp"

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
 #include "report/plot_axis.hpp"
 #include "report/svg_plot.hpp"
 #include "report_fixtures.hpp"

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/error.hpp"
 #include "probes/cpulist.hpp"
 #include "probes/nvml.hpp"
 #include "probes/pci.hpp"
 #include "probes/topology.hpp"
-#include "report/error.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "report/error.hpp"
-#include "report/units.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
 
 namespace cb {
 namespace {

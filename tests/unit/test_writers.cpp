@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "report/atomic_file.hpp"
-#include "report/error.hpp"
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
 #include "report/writer.hpp"
 
 namespace cb {

@@ -1,4 +1,4 @@
-#include "report/text_table.hpp"
+#include "common/text_table.hpp"
 
 #include <algorithm>
 #include <ostream>

@@ -1,4 +1,4 @@
-#include "report/units.hpp"
+#include "common/units.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb {
 

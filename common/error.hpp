@@ -8,6 +8,14 @@
 
 namespace cb {
 
+// The process exit codes; every other place names these.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRuntime = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitValidation = 3;
+inline constexpr int kExitTimeout = 4;
+inline constexpr int kExitRegression = 5;
+
 enum class ErrorKind {
   Usage,       // bad flag, value, name or input file: exit 2
   Runtime,     // a library call failed, a rank died: exit 1

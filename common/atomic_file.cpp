@@ -1,4 +1,4 @@
-#include "report/atomic_file.hpp"
+#include "common/atomic_file.hpp"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb {
 

@@ -1,21 +1,21 @@
-#include "report/error.hpp"
+#include "common/error.hpp"
 
 namespace cb {
 
 int exit_code(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::Usage:
-      return 2;
+      return kExitUsage;
     case ErrorKind::Runtime:
-      return 1;
+      return kExitRuntime;
     case ErrorKind::Validation:
-      return 3;
+      return kExitValidation;
     case ErrorKind::Timeout:
-      return 4;
+      return kExitTimeout;
     case ErrorKind::Regression:
-      return 5;
+      return kExitRegression;
   }
-  return 1;
+  return kExitRuntime;
 }
 
 }  // namespace cb

@@ -1,0 +1,17 @@
+// The schema name of every document commbench writes or reads ("schema" key, README "Outputs").
+#pragma once
+
+#include <string_view>
+
+namespace cb {
+
+inline constexpr std::string_view kResultSchema = "commbench/result/v1";
+inline constexpr std::string_view kCompareSchema = "commbench/compare/v1";
+inline constexpr std::string_view kCheckSchema = "commbench/check/v1";
+inline constexpr std::string_view kTopologySchema = "commbench/topology/v1";
+inline constexpr std::string_view kSnapshotSchema = "commbench/snapshot/v1";
+inline constexpr std::string_view kMembwSchema = "commbench/membw/v1";
+inline constexpr std::string_view kLinksSchema = "commbench/links/v1";
+inline constexpr std::string_view kGpuCopySchema = "commbench/gpucopy/v1";
+
+}  // namespace cb
