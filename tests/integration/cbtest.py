@@ -1,21 +1,28 @@
 """Helpers for integration tests that drive the real commbench binary.
 
 Every check is an assertion that raises; a script's main() runs its test functions, prints one
-line per test and a final 'N passed, N failed' line, and exits non-zero on any failure
-(77 = skipped, for ctest's SKIP_RETURN_CODE).
+line per test and a final 'N passed, N failed, N skipped' line, and exits 1 on any failure, else
+77 (ctest's SKIP_RETURN_CODE) when any test it ran skipped, so a skipped check is never reported
+as passed. ctest runs each test function as its own test (CB_LIST_TESTS=1 lists them), so a
+skipped function shows as skipped and the others as passed.
 """
+import atexit
 import csv
 import io
 import json
+import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 COMMBENCH = os.environ.get("COMMBENCH", "commbench")
 MPIEXEC = os.environ.get("COMMBENCH_MPIEXEC", "mpirun.openmpi")
 FLAVOR = os.environ.get("COMMBENCH_MPI_FLAVOR", "Open MPI")
+BUILD_HAS_CUDA = os.environ.get("CB_BUILD_HAS_CUDA", "OFF").upper() in ("ON", "1", "TRUE", "YES")
 SOURCE_DIR = os.environ.get("CB_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 
 RESULT_COLUMNS = [
@@ -60,6 +67,15 @@ def run(args, np=None, env=None, timeout=240, check=None):
     return p
 
 
+def timeout_beyond_startup(args, np=None, env=None):
+    """A --timeout (whole seconds, at least 2) that start-up cannot reach on this machine as loaded
+    as it is now: 3 x the wall time of a whole healthy run of `args`, plus 1 s. For tests that
+    expect the watchdog to name the operation a rank hangs in, not set-up."""
+    start = time.monotonic()
+    run(args, np=np, env=env, check=0)
+    return max(2, math.ceil(3 * (time.monotonic() - start)) + 1)
+
+
 def parse_csv(text):
     rows = list(csv.reader(io.StringIO(text)))
     assert rows, "empty CSV"
@@ -67,14 +83,47 @@ def parse_csv(text):
     return [dict(zip(rows[0], r)) for r in rows[1:]]
 
 
-def tempdir():
-    return tempfile.mkdtemp(prefix="cbtest-")
+_TEMP_DIRS = []
+
+
+def _remove_temp_dirs():
+    if os.environ.get("CB_KEEP_TMP"):
+        return
+    for d in _TEMP_DIRS:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+atexit.register(_remove_temp_dirs)
+
+
+def assert_validated(rows):
+    """Every row was validated and exact: `wrong` is 0, never empty (barrier has nothing to check,
+    so its `wrong` is empty)."""
+    assert rows, "no rows"
+    for r in rows:
+        want = "" if r["collective"] == "barrier" else "0"
+        assert r["wrong"] == want, f"wrong={r['wrong']!r}, expected {want!r}: {r}"
+
+
+def tempdir(prefix="cbtest-"):
+    """A new private directory, removed when the script ends (kept with CB_KEEP_TMP=1)."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    _TEMP_DIRS.append(d)
+    return d
 
 
 def main(tests):
     """Runs test functions; prints per-test results and a summary line."""
+    if os.environ.get("CB_LIST_TESTS"):
+        for t in tests:
+            print(t.__name__)
+        return
     passed = failed = skipped = 0
     only = sys.argv[1:]
+    unknown = sorted(set(only) - {t.__name__ for t in tests})
+    if unknown:
+        print(f"unknown test(s): {', '.join(unknown)}")
+        sys.exit(2)
     for t in tests:
         if only and t.__name__ not in only:
             continue
@@ -92,5 +141,5 @@ def main(tests):
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     if failed:
         sys.exit(1)
-    if skipped and not passed:
+    if skipped:
         sys.exit(77)

@@ -5,19 +5,15 @@ GPU. Arguments: the three fake libraries (old, partial, full) built from tests/u
 import os
 import sys
 
-from cbtest import Skip, main, run, tempdir
+from cbtest import BUILD_HAS_CUDA, Skip, main, run, tempdir
 
 FAKE_OLD, FAKE_PARTIAL, FAKE_FULL = (sys.argv[1:4] + ["", "", ""])[:3]
 sys.argv[1:4] = []  # the rest selects tests
 LIBM = "/lib/x86_64-linux-gnu/libm.so.6"
 
 
-def built_with_cuda():
-    return "CUDA: not built in" not in run(["version"], check=0).stdout
-
-
 # What -B nccl says where it cannot run: no device, or a build without CUDA.
-NO_GPU = "no CUDA device is visible" if built_with_cuda() else "built without CUDA"
+NO_GPU = "no CUDA device is visible" if BUILD_HAS_CUDA else "built without CUDA"
 
 
 def gpu_visible():
