@@ -13,6 +13,7 @@
 #include "report/result_reader.hpp"
 #include "report/writer.hpp"
 #include "report_fixtures.hpp"
+#include "temp_dir.hpp"
 
 namespace cb {
 namespace {
@@ -84,11 +85,10 @@ TEST(GbenchWriter, GoogleBenchmarkShape) {
 }
 
 TEST(Writers, OutputExtensionPicksTheWriterLongestFirst) {
-  auto dir = std::filesystem::temp_directory_path() / ("cbw-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::string gbench = (dir / "x.gbench.json").string();
-  std::string json = (dir / "x.json").string();
-  std::string md = (dir / "x.md").string();
+  TempDir dir;
+  std::string gbench = dir / "x.gbench.json";
+  std::string json = dir / "x.json";
+  std::string md = dir / "x.md";
   for (const auto& path : {gbench, json, md}) {
     auto w = make_file_writer(path);
     feed(*w);
@@ -96,7 +96,6 @@ TEST(Writers, OutputExtensionPicksTheWriterLongestFirst) {
   EXPECT_TRUE(nlohmann::json::parse(slurp(gbench)).contains("benchmarks"));
   EXPECT_EQ(nlohmann::json::parse(slurp(json))["schema"], "commbench/result/v1");
   EXPECT_EQ(slurp(md).rfind("### commbench", 0), 0u);
-  std::filesystem::remove_all(dir);
   auto formats = stdout_formats();
   EXPECT_NE(std::find(formats.begin(), formats.end(), "md"), formats.end());
   EXPECT_NE(std::find(formats.begin(), formats.end(), "gbench"), formats.end());

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <sstream>
+#include <string>
 
 #include "common/error.hpp"
 #include "report/result_reader.hpp"
@@ -79,7 +81,15 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{"bad-nan.csv", "'time_us' 'nan'"},
                       BadInput{"bad-truncated.jsonl", "bad-truncated.jsonl:4"},
                       BadInput{"bad-header.csv", "not the commbench CSV header"},
-                      BadInput{"no-such-file.json", "No such file"}));
+                      BadInput{"no-such-file.json", "No such file"}),
+    // Named after the file (bad_truncated_jsonl), so ctest names are stable and usable with -R.
+    [](const ::testing::TestParamInfo<BadInput>& info) {
+      std::string name = info.param.file;
+      for (char& c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return name;
+    });
 
 TEST(ResultReader, TellsTheFormatByContentWhenTheExtensionIsUnknown) {
   std::ostringstream doc;

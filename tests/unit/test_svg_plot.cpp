@@ -1,5 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "common/error.hpp"
 #include "report/plot_axis.hpp"
 #include "report/svg_plot.hpp"
@@ -90,6 +99,94 @@ TEST(SvgPlot, TimeMetricUsesALogAxisAndTitlesAreEscaped) {
   EXPECT_NE(p.svg.find("time per operation (log scale)"), std::string::npos);
   EXPECT_NE(p.svg.find("R&amp;D &lt;nightly&gt;"), std::string::npos);
   EXPECT_NE(p.svg.find(">1 ms</text>"), std::string::npos);
+}
+
+// Tick labels as drawn: label -> (x, y) of its text.
+std::map<std::string, std::pair<double, double>> tick_texts(const std::string& svg) {
+  std::map<std::string, std::pair<double, double>> out;
+  std::regex text(R"re(<text x="([-0-9.]+)" y="([-0-9.]+)" [^>]*fill="#444">([^<]*)</text>)re");
+  for (std::sregex_iterator it(svg.begin(), svg.end(), text), end; it != end; ++it) {
+    out[(*it)[3]] = {std::stod((*it)[1]), std::stod((*it)[2])};
+  }
+  return out;
+}
+
+double size_of_label(const std::string& label) {
+  static const std::map<std::string, double> units = {
+      {"B", 1}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}};
+  auto space = label.find(' ');
+  if (space == std::string::npos || !units.contains(label.substr(space + 1))) return -1;
+  return std::stod(label.substr(0, space)) * units.at(label.substr(space + 1));
+}
+
+// Every point sits where the axes say it is: its x where the size axis puts its message size (a
+// log2 scale through the labelled ticks), its y where the value axis puts its bandwidth (linear
+// through the labelled ticks).
+TEST(SvgPlot, PointsLandWhereTheAxesPutTheirSizeAndValue) {
+  ResultFile f;
+  f.path = "points.json";
+  f.format = "json";
+  const std::map<std::uint64_t, double> busbw = {{1024, 1.0}, {1 << 20, 4.0}, {1 << 30, 2.0}};
+  for (const auto& [bytes, bw] : busbw) {
+    ResultRecord r;
+    r.backend = "mpi";
+    r.algorithm = "default";
+    r.collective = "allreduce";
+    r.dtype = "float";
+    r.op = "sum";
+    r.placement = "out";
+    r.nranks = 2;
+    r.nnodes = 1;
+    r.bytes = bytes;
+    r.count = bytes / 4;
+    r.iters = 10;
+    r.time_us = r.min_us = r.p50_us = r.p99_us = r.max_us = static_cast<double>(bytes) / bw / 1e3;
+    r.algbw_GBps = bw;
+    r.busbw_GBps = bw;
+    r.wrong = 0;
+    f.records.push_back(r);
+  }
+  std::string svg = render_plot({f}, {}).svg;
+
+  // Axes from the tick labels: x = a + b log2(bytes), y = c + d value.
+  std::vector<std::pair<double, double>> xs, ys;  // (log2 size or value, coordinate)
+  for (const auto& [label, at] : tick_texts(svg)) {
+    if (double size = size_of_label(label); size > 0) {
+      xs.push_back({std::log2(size), at.first});
+    } else if (std::regex_match(label, std::regex("[0-9.]+"))) {
+      ys.push_back({std::stod(label), at.second - 4});  // the label sits 4 px below its line
+    }
+  }
+  ASSERT_GE(xs.size(), 2u) << svg;
+  ASSERT_GE(ys.size(), 2u) << svg;
+  auto fit = [](const std::vector<std::pair<double, double>>& v) {
+    double slope = (v.back().second - v.front().second) / (v.back().first - v.front().first);
+    return std::make_pair(v.front().second - slope * v.front().first, slope);
+  };
+  std::sort(xs.begin(), xs.end());
+  std::sort(ys.begin(), ys.end());
+  auto [xa, xb] = fit(xs);
+  auto [ya, yb] = fit(ys);
+  EXPECT_GT(xb, 0);  // larger sizes to the right
+  EXPECT_LT(yb, 0);  // larger values up
+  for (const auto& [l, x] : xs) EXPECT_NEAR(x, xa + xb * l, 0.15);
+  for (const auto& [v, y] : ys) EXPECT_NEAR(y, ya + yb * v, 0.15);
+
+  std::regex circle(
+      R"re(<circle cx="([-0-9.]+)" cy="([-0-9.]+)" r="3" fill="[^"]*"><title>([^<]*)</title>)re");
+  std::size_t points = 0;
+  for (std::sregex_iterator it(svg.begin(), svg.end(), circle), end; it != end; ++it, ++points) {
+    std::string title = (*it)[3];
+    auto at = title.find(" mpi/default ");
+    ASSERT_NE(at, std::string::npos) << title;
+    std::string size_label = title.substr(at + 13, title.find(':') - at - 13);
+    double bytes = size_of_label(size_label);
+    ASSERT_TRUE(busbw.contains(static_cast<std::uint64_t>(bytes))) << title;
+    EXPECT_NEAR(std::stod((*it)[1]), xa + xb * std::log2(bytes), 0.15) << title;
+    EXPECT_NEAR(std::stod((*it)[2]), ya + yb * busbw.at(static_cast<std::uint64_t>(bytes)), 0.15)
+        << title;
+  }
+  EXPECT_EQ(points, busbw.size());
 }
 
 TEST(SvgPlot, NothingToPlotOrAnAbsentCollectiveIsAUsageError) {

@@ -7,12 +7,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "common/error.hpp"
 #include "probes/cpulist.hpp"
 #include "probes/nvml.hpp"
 #include "probes/pci.hpp"
 #include "probes/topology.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -298,6 +301,32 @@ TEST(CiMachineCapture, VirtioDevicesHaveNoLinksAndNothingIsWrong) {
   EXPECT_EQ(doc["warnings"].size(), 0u);
 }
 
+// A device that can go faster than the port above it is capped, not degraded: one warning naming
+// both ends, and no degraded flag on either.
+TEST(WorkstationFixture, ADeviceFasterThanItsUpstreamPortIsCappedNotDegraded) {
+  TempDir tmp;
+  std::string dir = tmp / "tree";
+  fs::copy(fixture("workstation-4gpu"), dir,
+           fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  const std::string port = dir + "/devices/pci0000:40/0000:40:01.1";
+  std::ofstream(port + "/max_link_speed", std::ios::trunc) << "8.0 GT/s PCIe\n";
+  std::ofstream(port + "/current_link_speed", std::ios::trunc) << "8.0 GT/s PCIe\n";
+  std::ofstream(port + "/0000:41:00.0/current_link_speed", std::ios::trunc) << "8.0 GT/s PCIe\n";
+  auto doc = probe(dir);
+  EXPECT_EQ(count_containing(doc["warnings"],
+                             "0000:41:00.0 (gpu): capable of 16 GT/s but its upstream port "
+                             "0000:40:01.1 tops out at 8 GT/s"),
+            1)
+      << doc["warnings"].dump(1);
+  EXPECT_EQ(count_containing(doc["warnings"], "tops out"), 1) << doc["warnings"].dump(1);
+  EXPECT_FALSE(pci(doc, "0000:41:00.0")->at("link")["degraded"].get<bool>());
+  EXPECT_FALSE(pci(doc, "0000:41:00.0")->at("link")["power_saving"].get<bool>());
+  EXPECT_FALSE(pci(doc, "0000:40:01.1")->at("link")["degraded"].get<bool>());
+  EXPECT_EQ(count_containing(doc["warnings"], "0000:41:00.0 (gpu): PCIe link degraded"), 0);
+  // The unchanged fixture has no capped device.
+  EXPECT_EQ(count_containing(probe(fixture("workstation-4gpu"))["warnings"], "tops out"), 0);
+}
+
 TEST(Snapshot, CaptureReproducesTheDocumentWithRelativeLinks) {
   std::string dir = temp_dir() + "/snap";
   Sysfs sys(fixture("dgx-h100"));
@@ -346,6 +375,35 @@ TEST(Summary, FingerprintFollowsHardwareNotHostNames) {
   EXPECT_NE(two["fingerprint"], mixed["fingerprint"]);
   auto two_again = topology_summary({renamed.dump(), dgx.dump()});
   EXPECT_EQ(two["fingerprint"], two_again["fingerprint"]);
+}
+
+// Identical hardware under two host names: the facts are computed on each host (the host name
+// read from the tree), and neither the host fingerprints nor the overall one may differ.
+TEST(Summary, FingerprintIsTheSameOnIdenticalHostsWithDifferentNames) {
+  TempDir tmp;
+  std::vector<nlohmann::json> facts;
+  for (const std::string host : {"node-a", "node-b"}) {
+    std::string dir = tmp / host;
+    fs::copy(fixture("workstation-4gpu"), dir,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    std::ifstream in(dir + "/" + kSnapshotFile);
+    auto snapshot = nlohmann::json::parse(in);
+    in.close();
+    snapshot["host"] = host;
+    std::ofstream(dir + "/" + kSnapshotFile, std::ios::trunc) << snapshot.dump();
+    facts.push_back(host_topology_facts(dir));
+  }
+  EXPECT_EQ(facts[0]["host"], "node-a");
+  EXPECT_EQ(facts[1]["host"], "node-b");
+  EXPECT_EQ(facts[0]["fingerprint"], facts[1]["fingerprint"]);
+  auto two = topology_summary({facts[0].dump(), facts[1].dump()});
+  EXPECT_EQ(two["hosts"].size(), 2u);
+  EXPECT_EQ(two["host_fingerprints"]["node-a"], two["host_fingerprints"]["node-b"]);
+  // The same two machines named differently.
+  auto c = facts[0], d = facts[1];
+  c["host"] = "node-c";
+  d["host"] = "node-d";
+  EXPECT_EQ(topology_summary({c.dump(), d.dump()})["fingerprint"], two["fingerprint"]);
 }
 
 }  // namespace

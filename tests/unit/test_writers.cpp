@@ -1,12 +1,16 @@
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "report/writer.hpp"
+#include "temp_dir.hpp"
 
 namespace cb {
 namespace {
@@ -184,9 +188,8 @@ TEST(FileWriter, ExtensionPicksFormatAndBadOnesAreUsageErrors) {
 }
 
 TEST(FileWriter, NothingAppearsUntilFinished) {
-  auto dir = std::filesystem::temp_directory_path() / ("cbw-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::string path = (dir / "r.json").string();
+  TempDir dir;
+  std::string path = dir / "r.json";
   {
     auto w = make_file_writer(path);
     w->begin(sample_meta());
@@ -194,7 +197,7 @@ TEST(FileWriter, NothingAppearsUntilFinished) {
     EXPECT_FALSE(std::filesystem::exists(path));
     // Destroyed without finish(): no file and no temporary left behind.
   }
-  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
   {
     auto w = make_file_writer(path);
     w->begin(sample_meta());
@@ -203,7 +206,48 @@ TEST(FileWriter, NothingAppearsUntilFinished) {
   }
   std::ifstream in(path);
   EXPECT_EQ(nlohmann::json::parse(in)["results"].size(), 1u);
-  std::filesystem::remove_all(dir);
+}
+
+// A .jsonl file is readable line by line while the run goes on: what a crash leaves is every
+// finished case. Read through a second stream, as another process would.
+TEST(FileWriter, JsonlRecordsReachTheFileBeforeFinish) {
+  TempDir dir;
+  std::string path = dir / "r.jsonl";
+  auto w = make_file_writer(path);
+  w->begin(sample_meta());
+  auto lines_on_disk = [&] {
+    std::ifstream in(path);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      expect_same(nlohmann::json::parse(line).get<ResultRecord>(), sample_record());
+      ++n;
+    }
+    return n;
+  };
+  w->add(sample_record());
+  EXPECT_EQ(lines_on_disk(), 1);
+  w->add(sample_record());
+  EXPECT_EQ(lines_on_disk(), 2);
+  w->finish();
+  EXPECT_EQ(lines_on_disk(), 2);
+}
+
+// Only variables that steer communication are recorded, and never one whose name looks like a
+// secret, even where a steering prefix matches it.
+TEST(SteeringEnvironment, KeepsSteeringVariablesAndDropsSecrets) {
+  const std::vector<std::pair<std::string, std::string>> vars = {
+      {"NCCL_ALGO", "ring"},         {"NCCL_API_KEY", "hunter2"},
+      {"UCX_AUTH_TOKEN", "hunter3"}, {"OMPI_MCA_SECRET_X", "hunter4"},
+      {"MPICH_PASSWORD", "hunter5"}, {"FI_CREDENTIALS", "hunter6"},
+      {"CB_NOT_STEERING", "nothing"}};
+  for (const auto& [k, v] : vars) ::setenv(k.c_str(), v.c_str(), 1);
+  auto env = steering_environment();
+  for (const auto& [k, v] : vars) ::unsetenv(k.c_str());
+  EXPECT_EQ(env["NCCL_ALGO"], "ring");
+  for (const auto& [k, v] : env) EXPECT_EQ(v.find("hunter"), std::string::npos) << k;
+  EXPECT_FALSE(env.contains("NCCL_API_KEY"));
+  EXPECT_FALSE(env.contains("CB_NOT_STEERING"));
 }
 
 }  // namespace
