@@ -9,7 +9,7 @@ import os
 import re
 import subprocess
 
-from cbtest import Skip, is_openmpi, main, mpi_prefix, parse_csv, run
+from cbtest import Skip, assert_validated, is_openmpi, main, mpi_prefix, parse_csv, run
 
 PROBE = os.environ.get("CB_ALGORITHM_PROBE", "mpi_algorithm_probe")
 NP = 4 if is_openmpi() else 2  # MPICH is unusable oversubscribed
@@ -107,7 +107,7 @@ def test_run_all_algorithms_in_one_process():
              "-b", "8", "-e", "64K", "-f", "64", "--format", "csv", "--min-time", "0.002"],
             np=NP, check=0)
     rows = parse_csv(p.stdout)
-    assert all(r["wrong"] in ("0", "") for r in rows), [r for r in rows if r["wrong"] not in ("0", "")]
+    assert_validated(rows)
     for collective in ("allreduce", "reduce_scatter", "alltoall", "barrier"):
         ran = {r["algorithm"] for r in rows if r["collective"] == collective}
         listed = set(names_in_order(collective)) | {"default"}
@@ -130,7 +130,9 @@ def test_named_algorithm_is_what_runs():
     name = "ring" if is_openmpi() else "recursive_doubling"
     p = run(["run", "-B", "mpi", "-A", name, "-c", "allreduce", "-b", "64K", "-e", "64K",
              "--format", "csv", "--min-time", "0.002"], np=NP, check=0)
-    assert {r["algorithm"] for r in parse_csv(p.stdout)} == {name}
+    rows = parse_csv(p.stdout)
+    assert_validated(rows)
+    assert {r["algorithm"] for r in rows} == {name}
 
 
 def test_open_mpi_without_dynamic_rules_warns_once_and_runs_default():

@@ -5,7 +5,7 @@ import json
 import os
 import re
 
-from cbtest import COLLECTIVES, is_openmpi, main, parse_csv, run, tempdir
+from cbtest import COLLECTIVES, assert_validated, is_openmpi, main, parse_csv, run, tempdir
 
 LOCAL = {"CUDA_VISIBLE_DEVICES": ""}
 
@@ -26,8 +26,7 @@ def every_algorithm_at(n):
              "--placement", "both", "-d", "float,int32,half", "-o", "sum,max", "-r", str(n - 1),
              "--format", "csv", "--min-time", "0.002"], env=LOCAL, check=0, timeout=600)
     rows = parse_csv(p.stdout)
-    bad = [r for r in rows if r["wrong"] not in ("0", "")]
-    assert not bad, bad[:5]
+    assert_validated(rows)
     assert all(r["nranks"] == str(n) and r["backend"] == "gloo" for r in rows)
     assert all(re.match(r"Gloo \S+$", r["library"]) for r in rows), rows[0]["library"]
     for collective, names in listed.items():
@@ -60,7 +59,7 @@ def test_gloo_under_mpirun_rendezvous_through_mpi():
              "--format", "csv", "--min-time", "0.002"], np=n, check=0)
     rows = parse_csv(p.stdout)
     assert rows and all(r["backend"] == "gloo" and r["nranks"] == str(n) for r in rows), rows
-    assert all(r["wrong"] == "0" for r in rows), rows
+    assert_validated(rows)
 
 
 def test_mpi_and_gloo_side_by_side():
@@ -76,6 +75,7 @@ def test_mpi_and_gloo_side_by_side():
     libraries = doc["meta"]["libraries"]
     assert libraries["mpi"].startswith("Open MPI" if is_openmpi() else "MPICH"), libraries
     assert libraries["gloo"].startswith("Gloo "), libraries
+    assert_validated([{k: "" if v is None else str(v) for k, v in r.items()} for r in doc["results"]])
     backends = {(r["backend"], r["library"]) for r in doc["results"]}
     assert {b for b, _ in backends} == {"mpi", "gloo"}, backends
     per_backend = {}
@@ -98,7 +98,7 @@ def test_list_collectives_says_native_or_composed():
 def test_gloo_iface_names_the_interface():
     p = run(["run", "-N", "2", "-B", "gloo", "--gloo-iface", "lo", "-c", "allreduce", "-e", "64",
              "--format", "csv", "--min-time", "0.002"], env=LOCAL, check=0)
-    assert all(r["wrong"] == "0" for r in parse_csv(p.stdout))
+    assert_validated(parse_csv(p.stdout))
 
 
 if __name__ == "__main__":

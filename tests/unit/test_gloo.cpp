@@ -65,6 +65,7 @@ TEST(GlooAlgorithms, EveryCollectiveSaysHowItIsDone) {
 struct Outcome {
   std::uint64_t wrong = 0;
   std::size_t measured = 0;
+  std::size_t unvalidated = 0;
   std::set<std::string> skipped;  // "collective/algorithm"
 };
 
@@ -111,6 +112,11 @@ Outcome run_everything(int nranks) {
           continue;
         }
         Measurement m = runner.run(*comm, c, i);
+        // Validation is on: every case but barrier must have been checked.
+        if (c.collective != Collective::Barrier && !m.wrong) {
+          ADD_FAILURE() << nranks << " ranks: " << describe(c) << ": not validated";
+          ++out.unvalidated;
+        }
         if (m.wrong && *m.wrong > 0) {
           ADD_FAILURE() << nranks << " ranks: " << describe(c) << ": " << *m.wrong << " wrong";
         }
@@ -129,6 +135,7 @@ TEST_P(GlooRanks, EveryCollectiveAndAlgorithmIsExact) {
   const int n = GetParam();
   Outcome o = run_everything(n);
   EXPECT_EQ(o.wrong, 0u);
+  EXPECT_EQ(o.unvalidated, 0u);
   EXPECT_GT(o.measured, 100u);
   // Only legacy bcube at a number of ranks that is not a multiple of 2 is left out.
   std::set<std::string> want;
@@ -136,7 +143,10 @@ TEST_P(GlooRanks, EveryCollectiveAndAlgorithmIsExact) {
   EXPECT_EQ(o.skipped, want);
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, GlooRanks, ::testing::Values(2, 3, 4));
+INSTANTIATE_TEST_SUITE_P(Ranks, GlooRanks, ::testing::Values(2, 3, 4),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "_ranks";
+                         });
 
 }  // namespace
 }  // namespace cb::gloo_backend
