@@ -1,21 +1,23 @@
 """commbench's own launcher: `run -N` without mpirun starts the ranks itself, gathers results at
 rank 0, and on failure names the rank, keeps exit codes 2-5, leaves no processes and no
 temporary files behind. `-B mpi` without mpirun re-executes under the build's MPI launcher."""
+import json
 import os
 import re
 import signal
 import subprocess
-import tempfile
 import time
 
-from cbtest import COMMBENCH, is_openmpi, main, parse_csv, run
+from cbtest import (COMMBENCH, assert_validated, is_openmpi, main, parse_csv, run, tempdir,
+                    timeout_beyond_startup)
 
 STORE_ENV = "COMMBENCH_LOCAL_STORE"
 
 
 def fresh_tmpdir():
-    """A private TMPDIR, so the launcher's rendezvous directory can be watched."""
-    return tempfile.mkdtemp(prefix="cbtest-launch-")
+    """A private TMPDIR, so the launcher's rendezvous directory can be watched (removed when the
+    script ends, also after a failure)."""
+    return tempdir(prefix="cbtest-launch-")
 
 
 def ranks_using(tmpdir):
@@ -56,7 +58,7 @@ def test_run_without_mpirun_starts_local_ranks():
     rows = parse_csv(p.stdout)
     assert rows and {r["backend"] for r in rows} == {"gloo"}, p.stdout
     assert {r["nranks"] for r in rows} == {"3"}, rows
-    assert all(r["wrong"] == "0" for r in rows), rows
+    assert_validated(rows)
     assert_clean(d)
 
 
@@ -80,13 +82,18 @@ def test_only_rank_0_writes():
 
 
 def test_a_dying_rank_is_named_and_ends_the_run_with_1():
+    # Left alone, the surviving ranks would wait in the collective for the watchdog (--timeout);
+    # the launcher must stop them long before that: 3 s grace, then SIGTERM, then SIGKILL.
+    watchdog = 120
     d = fresh_tmpdir()
     start = time.monotonic()
-    p = launch(["run", "-N", "3", "-c", "allreduce", "-e", "64K"], d,
-               {"COMMBENCH_TEST_FAULT": "die:1"}, timeout=60)
+    p = launch(["run", "-N", "3", "-c", "allreduce", "-e", "64K", "--timeout", str(watchdog)], d,
+               {"COMMBENCH_TEST_FAULT": "die:1"}, timeout=2 * watchdog)
+    elapsed = time.monotonic() - start
     assert p.returncode == 1, (p.returncode, p.stderr)
     assert re.search(r"rank 1 was killed by signal 9", p.stderr), p.stderr
-    assert time.monotonic() - start < 20, "the other ranks were not stopped promptly"
+    assert "timeout" not in p.stderr, p.stderr
+    assert elapsed < watchdog / 2, f"the other ranks were not stopped: {elapsed:.1f} s"
     assert_clean(d)
 
 
@@ -105,10 +112,12 @@ def test_validation_failure_keeps_exit_3_and_the_results():
 
 def test_hang_keeps_exit_4():
     d = fresh_tmpdir()
-    p = launch(["run", "-N", "2", "-c", "barrier,allreduce", "-e", "64", "--timeout", "2"], d,
-               {"COMMBENCH_TEST_FAULT": "hang:1"}, timeout=60)
+    args = ["run", "-N", "2", "-c", "barrier,allreduce", "-e", "64"]
+    t = timeout_beyond_startup(args + ["-n", "1", "-w", "0"], env={"TMPDIR": d})
+    p = launch(args + ["--timeout", str(t)], d, {"COMMBENCH_TEST_FAULT": "hang:1"},
+               timeout=10 * t + 60)
     assert p.returncode == 4, (p.returncode, p.stderr)
-    assert "made no progress for 2 s" in p.stderr, p.stderr
+    assert f"barrier made no progress for {t} s" in p.stderr, p.stderr
     assert_clean(d)
 
 
@@ -129,7 +138,7 @@ def start_long_run(tmpdir, nranks):
     proc = subprocess.Popen([COMMBENCH, "run", "-N", str(nranks), "-c", "allreduce", "-b", "1M",
                              "-e", "1M", "--min-time", "30"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a wait, not a limit under test
     while len(ranks_using(tmpdir)) < nranks and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(ranks_using(tmpdir)) == nranks, "ranks did not start"
@@ -141,7 +150,7 @@ def test_stopping_the_launcher_stops_the_ranks_and_cleans_up():
     d = fresh_tmpdir()
     proc = start_long_run(d, 2)
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 1 and "interrupted" in err, (proc.returncode, err)
     assert_clean(d)
 
@@ -151,12 +160,51 @@ def test_killing_the_launcher_takes_the_ranks_with_it():
     proc = start_long_run(d, 3)
     proc.kill()  # SIGKILL: no clean-up in the launcher, the kernel ends its ranks
     proc.communicate()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a wait, not a limit under test
     while ranks_using(d) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not ranks_using(d), "ranks outlived their launcher"
     # Only the rendezvous directory can stay behind after SIGKILL.
     for entry in os.listdir(d):
+        subprocess.run(["rm", "-rf", os.path.join(d, entry)], check=True)
+    assert_clean(d)
+
+
+def complete_lines(path):
+    try:
+        text = open(path).read()
+    except FileNotFoundError:
+        return []
+    return text.split("\n")[:-1]  # a line without its newline yet is not complete
+
+
+def test_jsonl_keeps_every_finished_case_when_the_run_is_killed():
+    d = fresh_tmpdir()
+    out = os.path.join(d, "..", os.path.basename(d) + "-r.jsonl")
+    env = dict(os.environ, TMPDIR=d, CUDA_VISIBLE_DEVICES="")
+    # 24 sizes of 50 iterations each, up to 64 MiB: seconds of work after the first records.
+    proc = subprocess.Popen([COMMBENCH, "run", "-N", "2", "-c", "allreduce", "-b", "8", "-e", "64M",
+                             "-n", "50", "-w", "1", "--format", "csv", "--output", out], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen = []
+    try:
+        while proc.poll() is None and len(seen) < 3:
+            seen = complete_lines(out)
+            time.sleep(0.02)
+        running = proc.poll() is None
+    finally:
+        proc.kill()  # SIGKILL: rank 0 dies with its launcher, no chance to flush anything more
+        proc.communicate()
+    assert running, f"the run ended before 3 records could be read from {out}: {seen}"
+    deadline = time.monotonic() + 60  # a wait, not a limit under test
+    while ranks_using(d) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    kept = [json.loads(l) for l in complete_lines(out)]
+    os.remove(out)
+    assert len(kept) >= len(seen) >= 3, (len(kept), len(seen))
+    assert [r["bytes"] for r in kept[:3]] == [8, 16, 32], kept[:3]
+    assert all(r["collective"] == "allreduce" and r["wrong"] == 0 for r in kept), kept
+    for entry in os.listdir(d):  # only the rendezvous directory can stay after SIGKILL
         subprocess.run(["rm", "-rf", os.path.join(d, entry)], check=True)
     assert_clean(d)
 
@@ -186,5 +234,6 @@ if __name__ == "__main__":
           test_bad_input_is_reported_once_before_any_rank_starts,
           test_stopping_the_launcher_stops_the_ranks_and_cleans_up,
           test_killing_the_launcher_takes_the_ranks_with_it,
+          test_jsonl_keeps_every_finished_case_when_the_run_is_killed,
           test_mpi_backend_reexecutes_under_the_mpi_launcher,
           test_rank_count_must_match_the_launcher])
