@@ -2,10 +2,12 @@
 import json
 import os
 
-from cbtest import Skip, main, run
+from cbtest import BUILD_HAS_CUDA, Skip, main, run
 
 
 def test_probe_copy_reports_every_figure():
+    if not BUILD_HAS_CUDA:
+        raise Skip("this build has no CUDA (its refusal is tested in topo)")
     if not (os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl")):
         raise Skip("no GPU visible")
     p = run(["probe", "copy", "--size", "64M", "--repeats", "3", "--format", "json"], check=0)

@@ -4,7 +4,7 @@ import os
 import shutil
 import subprocess
 
-from cbtest import COMMBENCH, SOURCE_DIR, Skip, main, run, tempdir
+from cbtest import BUILD_HAS_CUDA, COMMBENCH, SOURCE_DIR, Skip, main, run, tempdir
 
 FIXTURES = os.path.join(SOURCE_DIR, "tests", "data", "sysfs")
 
@@ -117,11 +117,14 @@ def gpu_visible():
 
 
 def test_probe_copy_without_a_gpu_fails_with_one_line():
-    if gpu_visible():
-        raise Skip("a GPU is visible here")
+    # A build without CUDA refuses on any host, a GPU host included.
+    if BUILD_HAS_CUDA and gpu_visible():
+        raise Skip("a GPU is visible here and this build has CUDA")
     p = run(["probe", "copy"], check=1)
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "no CUDA device is visible" in lines[0], p.stderr
+    if not BUILD_HAS_CUDA:
+        assert "built without CUDA" in lines[0], lines[0]
     assert p.stdout == ""
 
 
