@@ -3,7 +3,30 @@ follows Open MPI's format, and bad input refused."""
 import os
 import re
 
-from cbtest import Skip, is_openmpi, main, run, tempdir
+from cbtest import Skip, assert_validated, is_openmpi, main, parse_csv, run, tempdir
+
+
+def test_tune_sweeps_every_algorithm_and_advises_per_size_range():
+    d = tempdir()
+    tuner = os.path.join(d, "nccl_tuner.conf")
+    p = run(["tune", "-B", "mpi", "-c", "allreduce", "-b", "64", "-e", "64K", "-f", "32",
+             "--min-time", "0.01", "--emit-nccl-tuner", tuner, "--format", "csv"], np=2, check=0)
+    table = p.stdout.split("#\n# tune:")[0]
+    rows = parse_csv(table)
+    assert_validated(rows)
+    algorithms = {r["algorithm"] for r in rows}
+    assert "default" in algorithms and len(algorithms) >= 3, algorithms
+    assert {r["bytes"] for r in rows} == {"64", "2048", "65536"}, rows
+    assert "# tune: the algorithm to use per size range" in p.stdout, p.stdout
+    advice = [l for l in p.stdout.splitlines() if re.match(r"\s+mpi\s+allreduce\s", l)]
+    assert advice, p.stdout
+    for line in advice:  # each range names a swept algorithm and a speedup
+        use, speedup = line.split()[-2:]
+        assert use in algorithms and re.match(r"\d+\.\d\dx$", speedup), line
+    # mpi results only: the NCCL tuner file holds its header and nothing to apply.
+    lines = open(tuner).read().splitlines()
+    assert lines and all(l.startswith("#") for l in lines), lines
+    assert "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks" in lines
 
 
 def test_tune_recommends_and_writes_ompi_rules():
@@ -38,9 +61,11 @@ def test_tune_recommends_and_writes_ompi_rules():
 def test_tune_bad_input():
     p = run(["tune", "--min-gain", "-5"])
     assert p.returncode == 2 and "--min-gain" in p.stderr, p.stderr
-    p = run(["tune", "--emit-ompi-rules", "/nonexistent-dir/rules.txt"])
-    assert p.returncode == 2 and "does not exist" in p.stderr, p.stderr
+    for option in ("--emit-ompi-rules", "--emit-nccl-tuner"):
+        p = run(["tune", option, "/nonexistent-dir/rules.txt"])
+        assert p.returncode == 2 and "does not exist" in p.stderr, (option, p.stderr)
 
 
 if __name__ == "__main__":
-    main([test_tune_recommends_and_writes_ompi_rules, test_tune_bad_input])
+    main([test_tune_sweeps_every_algorithm_and_advises_per_size_range,
+          test_tune_recommends_and_writes_ompi_rules, test_tune_bad_input])

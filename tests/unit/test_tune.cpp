@@ -1,5 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cmd/tune_files.hpp"
 #include "report/tune.hpp"
 
 namespace cb {
@@ -58,6 +64,24 @@ TEST(Tune, KeepsDefaultWhenTheGainIsWithinNoise) {
   EXPECT_EQ(ranges[0].algorithm, "default");
 }
 
+// The margin is 3 combined standard errors of the two means, sqrt(se1^2 + se2^2): with cv 0.5
+// over 100 iterations each mean is known to 5 %, combined 7.07 %, so 3 of them are 21.2 %.
+TEST(Tune, TheNoiseMarginIsThreeCombinedStandardErrors) {
+  // 20 % faster: 2.83 standard errors, within the noise.
+  auto ranges = recommend({rec("default", 64, 1.0, 0.5, 100), rec("ring", 64, 0.80, 0.5, 100)});
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0].algorithm, "default");
+  // 23 % faster: 3.25 standard errors, taken.
+  ranges = recommend({rec("default", 64, 1.0, 0.5, 100), rec("ring", 64, 0.77, 0.5, 100)});
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0].algorithm, "ring");
+  // Only one side noisy: cv 0.5 and 0 combine to 5 %, so 3 of them are 15 %.
+  ranges = recommend({rec("default", 64, 1.0, 0.5, 100), rec("ring", 64, 0.86, 0.0, 100)});
+  EXPECT_EQ(ranges[0].algorithm, "default");
+  ranges = recommend({rec("default", 64, 1.0, 0.5, 100), rec("ring", 64, 0.84, 0.0, 100)});
+  EXPECT_EQ(ranges[0].algorithm, "ring");
+}
+
 TEST(Tune, NeverRecommendsAnAlgorithmThatGaveWrongResults) {
   auto ranges = recommend({rec("default", 64, 1.0), rec("ring", 64, 0.1, 0.01, 1000, 3)});
   ASSERT_EQ(ranges.size(), 1u);
@@ -77,6 +101,62 @@ TEST(Tune, SeparateGroupsPerCollectiveAndDtype) {
   b.dtype = "double";
   auto ranges = recommend({a, b});
   EXPECT_EQ(ranges.size(), 2u);
+}
+
+TuneRange range(const std::string& backend, const std::string& collective, const std::string& dtype,
+                std::uint64_t min_bytes, std::uint64_t max_bytes, const std::string& algorithm) {
+  TuneRange r;
+  r.backend = backend;
+  r.library = backend == "nccl" ? "NCCL 2.28.9" : "Open MPI 4.1.4";
+  r.collective = collective;
+  r.dtype = dtype;
+  r.op = collective == "allgather" ? "none" : "sum";
+  r.placement = "out";
+  r.nranks = 16;
+  r.nnodes = 2;
+  r.min_bytes = min_bytes;
+  r.max_bytes = max_bytes;
+  r.algorithm = algorithm;
+  return r;
+}
+
+std::vector<std::string> data_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') out.push_back(line);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// --emit-nccl-tuner: NCCL's example tuner CSV, one line per range where a forced algorithm wins,
+// from 0 for the first range to the byte before the next range, the last one open-ended;
+// default ranges are left to NCCL, and so are other backends, later dtype groups and
+// collectives the tuner cannot steer.
+TEST(TuneFiles, NcclTunerConfigHasOneLinePerForcedRange) {
+  const std::vector<TuneRange> ranges = {
+      range("nccl", "allreduce", "float", 8, 1024, "default"),
+      range("nccl", "allreduce", "float", 2048, 65536, "ring/ll128"),
+      range("nccl", "allreduce", "float", 131072, 1 << 30, "collnetdirect/simple"),
+      range("nccl", "allreduce", "double", 8, 1 << 30, "tree/ll"),
+      range("nccl", "allgather", "float", 8, 1 << 30, "nvlstree/simple"),
+      range("nccl", "alltoall", "float", 8, 1 << 30, "ring/simple"),
+      range("mpi", "allreduce", "float", 8, 1 << 30, "ring"),
+  };
+  std::string text = nccl_tuner_file(ranges);
+  EXPECT_NE(
+      text.find("# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks\n"),
+      std::string::npos)
+      << text;
+  const std::vector<std::string> want = {
+      "allgather,0,9223372036854775807,nvls_tree,simple,-1,2,16",
+      "allreduce,131072,9223372036854775807,collnet_direct,simple,-1,2,16",
+      "allreduce,2048,131071,ring,ll128,-1,2,16",
+  };
+  EXPECT_EQ(data_lines(text), want) << text;
+  // Nothing forced: a header only.
+  EXPECT_TRUE(data_lines(nccl_tuner_file({ranges[0]})).empty());
 }
 
 }  // namespace
