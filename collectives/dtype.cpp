@@ -70,6 +70,21 @@ std::uint8_t int_to_fp8(std::int64_t v, int mbits, int bias) {
   return static_cast<std::uint8_t>(((e + bias) << mbits) | mant);
 }
 
+// Any value fp8 holds exactly (normal or subnormal, either sign).
+std::uint8_t exact_to_fp8(double v, int mbits, int bias) {
+  const std::uint8_t sign = std::signbit(v) ? 0x80 : 0;
+  v = std::fabs(v);
+  if (v == 0) return sign;
+  int e = 0;
+  std::frexp(v, &e);  // v = m * 2^e, m in [0.5, 1)
+  int exp = e - 1 + bias;
+  if (exp <= 0) {  // subnormal: v = mant * 2^(1 - bias - mbits)
+    return static_cast<std::uint8_t>(sign | static_cast<int>(std::ldexp(v, bias - 1 + mbits)));
+  }
+  const int mant = static_cast<int>(std::ldexp(v, mbits - (e - 1))) - (1 << mbits);
+  return static_cast<std::uint8_t>(sign | (exp << mbits) | mant);
+}
+
 double fp8_to_double(std::uint8_t b, int mbits, int bias) {
   int e = (b >> mbits) & ((1 << (7 - mbits)) - 1);
   int m = b & ((1 << mbits) - 1);
@@ -177,6 +192,33 @@ void encode_integer(DType type, std::int64_t v, void* out) {
       break;
     case DType::Fp8E5M2:
       store(int_to_fp8(v, 2, 15), out);
+      break;
+  }
+}
+
+void encode_value(DType type, double v, void* out) {
+  switch (type) {
+    case DType::Half:
+      store(float_to_half_bits(static_cast<float>(v)), out);
+      break;
+    case DType::BFloat16:
+      store(static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(static_cast<float>(v)) >> 16),
+            out);
+      break;
+    case DType::Float:
+      store(static_cast<float>(v), out);
+      break;
+    case DType::Double:
+      store(v, out);
+      break;
+    case DType::Fp8E4M3:
+      store(exact_to_fp8(v, 3, 7), out);
+      break;
+    case DType::Fp8E5M2:
+      store(exact_to_fp8(v, 2, 15), out);
+      break;
+    default:
+      encode_integer(type, static_cast<std::int64_t>(v), out);
       break;
   }
 }

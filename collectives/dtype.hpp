@@ -46,6 +46,8 @@ std::optional<ReduceOp> parse_op(std::string_view name);
 
 // Encodes a small non-negative integer (< exact_limit) as `type`, little-endian, into `out`.
 void encode_integer(DType type, std::int64_t value, void* out);
+// Encodes a value `type` holds exactly (fractions included; half subnormals excepted).
+void encode_value(DType type, double value, void* out);
 // Decodes a value of `type` into a double (used for messages and tests).
 double decode_value(DType type, const void* in);
 

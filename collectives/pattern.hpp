@@ -1,12 +1,16 @@
-// Validation data: every rank's input is a periodic sequence of small integers chosen so that any
+// Validation data: every rank's input is a periodic sequence of small values chosen so that any
 // reduction over all ranks is exact in every dtype and in any order. Inputs depend on the rank, the
 // element index and a seed (which the runner derives from the case and iteration), so a block
 // from the wrong rank, a stale buffer or a mis-ordered reduction all show up as wrong elements.
+// Average: at each index one rank holds a value and the others zero; on floating types the value
+// is one whose average comes out the same premultiplied (NCCL) or summed then divided (see
+// avg_rounding.hpp), so the expected result is exact either way.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "collectives/catalogue.hpp"
@@ -28,10 +32,11 @@ class Pattern {
 
   Pattern(DType dtype, ReduceOp op, int nranks, std::uint64_t seed);
 
-  // The integer value of element `index` of rank `rank`'s input.
-  std::int64_t input_value(int rank, std::uint64_t index) const;
-  // The integer value of element `index` of the reduction over all ranks.
-  std::int64_t reduced_value(std::uint64_t index) const;
+  // The value of element `index` of rank `rank`'s input (an integer but for avg on floating
+  // types).
+  double input_value(int rank, std::uint64_t index) const;
+  // The value of element `index` of the reduction over all ranks.
+  double reduced_value(std::uint64_t index) const;
 
   PeriodicTable input_table(int rank);  // built on first use
   PeriodicTable reduced_table();
@@ -43,12 +48,16 @@ class Pattern {
 
  private:
   PeriodicTable encode(std::vector<std::byte>& storage, auto value_of);
+  int avg_holder(std::uint64_t k) const;     // the rank holding index k's value
+  double avg_input(std::uint64_t k) const;   // that value
+  double avg_result(std::uint64_t k) const;  // the average
 
   DType dtype_;
   ReduceOp op_;
   int nranks_;
   std::uint64_t seed_;
   std::int64_t modulus_;
+  const std::vector<std::pair<double, double>>* avg_values_ = nullptr;  // (input, average)
   std::map<int, std::vector<std::byte>> inputs_;
   std::vector<std::byte> reduced_;
 };

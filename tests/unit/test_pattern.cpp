@@ -51,8 +51,8 @@ TEST(Pattern, ReductionsAreExactForEveryTypeOpAndRankCount) {
   const DType types[] = {DType::Int8,   DType::Uint8,   DType::Int32,    DType::Uint32,
                          DType::Int64,  DType::Half,    DType::BFloat16, DType::Float,
                          DType::Double, DType::Fp8E4M3, DType::Fp8E5M2};
-  const ReduceOp ops[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max,
-                          ReduceOp::Avg};
+  // Avg has its own simulation of both orders (test_avg_pattern.cpp).
+  const ReduceOp ops[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max};
   for (DType t : types) {
     for (ReduceOp op : ops) {
       for (int n : {1, 2, 3, 4, 7, 8, 64}) {
@@ -64,13 +64,13 @@ TEST(Pattern, ReductionsAreExactForEveryTypeOpAndRankCount) {
         for (std::uint64_t k = 0; k < Pattern::kPeriod; ++k) {
           std::int64_t acc = op == ReduceOp::Prod ? 1 : 0;
           for (int q = 0; q < n; ++q) {
-            std::int64_t v = p.input_value(q, k);
+            auto v = static_cast<std::int64_t>(p.input_value(q, k));
             ASSERT_GE(v, 0);
             ASSERT_LE(v, limit);
             acc = op == ReduceOp::Prod ? acc * v : acc + v;
             partial_max = std::max(partial_max, acc);
           }
-          std::int64_t r = p.reduced_value(k);
+          auto r = static_cast<std::int64_t>(p.reduced_value(k));
           ASSERT_GE(r, 0);
           ASSERT_LE(r, limit);
           // Encoded and decoded, the expected value survives exactly.
@@ -78,7 +78,7 @@ TEST(Pattern, ReductionsAreExactForEveryTypeOpAndRankCount) {
           encode_integer(t, r, buf);
           ASSERT_EQ(decode_value(t, buf), static_cast<double>(r));
         }
-        if (op == ReduceOp::Sum || op == ReduceOp::Prod || op == ReduceOp::Avg) {
+        if (op == ReduceOp::Sum || op == ReduceOp::Prod) {
           EXPECT_LE(partial_max, limit);  // every partial sum/product is exact too
         }
       }
