@@ -4,6 +4,11 @@
 # Without CUDA, no_cuda.cpp keeps the nccl entry, which then says it was built without CUDA.
 target_sources(cb_collectives PRIVATE
   nccl/nccl_abi.cpp
+  nccl/comm_registry.cpp
+  nccl/cuda_requirements.cpp
+  nccl/device_selection.cpp
+  nccl/env_slot.cpp
+  nccl/nccl_policy.cpp
   nccl/nccl_algorithms.cpp
   nccl/nccl_info.cpp
   nccl/nccl_library.cpp

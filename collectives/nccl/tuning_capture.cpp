@@ -19,14 +19,6 @@ std::optional<std::string> get(const char* name) {
   return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
-void put(const char* name, const std::optional<std::string>& value) {
-  if (value) {
-    ::setenv(name, value->c_str(), 1);
-  } else {
-    ::unsetenv(name);
-  }
-}
-
 // NCCL_DEBUG_FILE expands %h and %p; a literal % is written %%.
 std::string escape_percent(const std::string& path) {
   std::string out;
@@ -50,7 +42,8 @@ TuningCapture::TuningCapture(const Library& lib, bool wanted, std::string subsys
     why_off_ = "NCCL_DEBUG_FILE is set, so NCCL's log is left where it goes";
     return;
   }
-  if (!lib.fn.ResetDebugInit && get("NCCL_DEBUG")) {
+  const bool per_call = lib.fn.ResetDebugInit && lib.at_least(2, 27);
+  if (!per_call && get("NCCL_DEBUG")) {
     why_off_ = "NCCL_DEBUG is set and this NCCL reads it only once";
     return;
   }
@@ -62,8 +55,9 @@ TuningCapture::TuningCapture(const Library& lib, bool wanted, std::string subsys
   }
   dir_ = pattern;
   file_ = dir_ + "/debug.log";
-  if (lib.fn.ResetDebugInit) {
+  if (per_call) {
     mode_ = Mode::PerCall;
+    for (const char* name : kDebugVars) slots_.push_back(std::make_unique<EnvSlot>(name));
   } else {
     mode_ = Mode::WholeRun;
     ::setenv("NCCL_DEBUG", "INFO", 1);
@@ -89,23 +83,25 @@ std::vector<std::string> TuningCapture::capture(const std::function<void()>& cal
   // NCCL reopens its file with "w" at the first log line after a reset; removing it first means
   // a call that logs nothing leaves nothing stale behind.
   ::unlink(file_.c_str());
-  std::optional<std::string> saved[std::size(kDebugVars)];
-  for (std::size_t i = 0; i < std::size(kDebugVars); ++i) saved[i] = get(kDebugVars[i]);
-  ::setenv("NCCL_DEBUG", "INFO", 1);
-  ::setenv("NCCL_DEBUG_SUBSYS", subsystems_.c_str(), 1);
-  ::setenv("NCCL_DEBUG_FILE", escape_percent(file_).c_str(), 1);
+  slots_[0]->set("INFO");
+  slots_[1]->set(subsystems_);
+  slots_[2]->set(escape_percent(file_));
   lib_.fn.ResetDebugInit();
   struct Restore {
     const Library& lib;
-    std::optional<std::string>* saved;
+    std::vector<std::unique_ptr<EnvSlot>>& slots;
     ~Restore() {
-      for (std::size_t i = 0; i < std::size(kDebugVars); ++i) put(kDebugVars[i], saved[i]);
+      for (auto& slot : slots) slot->restore();
       lib.fn.ResetDebugInit();
     }
-  } restore{lib_, saved};
+  } restore{lib_, slots_};
   call();
   offset_ = 0;
   return read_new_lines();
+}
+
+void TuningCapture::discard() {
+  if (mode_ == Mode::WholeRun) read_new_lines();
 }
 
 std::vector<std::string> TuningCapture::read_new_lines() {

@@ -4,7 +4,9 @@
  * function fails with ncclInternalError. Built as:
  *   fake_nccl_old      FAKE_VERSION=21212 (2.12.12, below the minimum)
  *   fake_nccl_partial  FAKE_VERSION=22809 without ncclCommInitRankConfig and ncclCommAbort
- *   fake_nccl_full     FAKE_VERSION=22809, every required symbol */
+ *   fake_nccl_full     FAKE_VERSION=22809, every required symbol and ncclResetDebugInit
+ *   fake_nccl_2_26     FAKE_VERSION=22605 with ncclResetDebugInit (reset unsafe there)
+ *   fake_nccl_2_22     FAKE_VERSION=22203 without ncclResetDebugInit */
 #ifndef FAKE_VERSION
 #error FAKE_VERSION must be defined
 #endif
@@ -38,6 +40,10 @@ FAIL_FN(ncclSend)
 FAIL_FN(ncclRecv)
 FAIL_FN(ncclGroupStart)
 FAIL_FN(ncclGroupEnd)
+
+#ifdef FAKE_RESET
+void ncclResetDebugInit(void) {}
+#endif
 
 const char* ncclGetErrorString(int result) {
   (void)result;

@@ -3,11 +3,17 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
+#include <thread>
+
 #include <filesystem>
+#include <fstream>
 
 #include "collectives/nccl/nccl_algorithms.hpp"
 #include "collectives/nccl/tuning_capture.hpp"
 #include "collectives/nccl/tuning_log.hpp"
+
+extern "C" char** environ;
 
 namespace cb::nccl {
 namespace {
@@ -178,6 +184,109 @@ TEST(TuningCapture, PerCallCaptureWithTheInstalledLibrary) {
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(capture.file()).parent_path()));
   }
   ::unsetenv("NCCL_DEBUG");
+}
+
+int environment_entries() {
+  int n = 0;
+  for (char** e = environ; *e; ++e) ++n;
+  return n;
+}
+
+// Test doubles for releases around the 2.27 line: 2.26 exports ncclResetDebugInit, but its reset
+// closes the log file outside NCCL's log lock, so only the whole-run capture is used there.
+TEST(TuningCapture, PerCallOnlyFrom2_27) {
+  ::unsetenv("NCCL_DEBUG_FILE");
+  ::unsetenv("NCCL_DEBUG");
+  LoadResult old = load_file(FAKE_NCCL_2_26, "test", ErrorKind::Usage);
+  ASSERT_TRUE(old.library) << old.error;
+  ASSERT_TRUE(old.library->fn.ResetDebugInit);
+  {
+    TuningCapture capture(*old.library, true);
+    EXPECT_EQ(capture.mode(), TuningCapture::Mode::WholeRun);
+  }
+  for (const char* v : {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"}) ::unsetenv(v);
+  LoadResult current = load_file(FAKE_NCCL_FULL, "test", ErrorKind::Usage);
+  ASSERT_TRUE(current.library) << current.error;
+  TuningCapture capture(*current.library, true);
+  EXPECT_EQ(capture.mode(), TuningCapture::Mode::PerCall);
+}
+
+// Per call, the debug variables change without adding or removing environment entries while
+// NCCL's threads may read the environment: the entries exist from the capture's creation on.
+TEST(TuningCapture, PerCallNeverAddsOrRemovesEnvironmentEntries) {
+  for (const char* v : {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"}) ::unsetenv(v);
+  LoadResult r = load_file(FAKE_NCCL_FULL, "test", ErrorKind::Usage);
+  ASSERT_TRUE(r.library) << r.error;
+  TuningCapture capture(*r.library, true);
+  ASSERT_EQ(capture.mode(), TuningCapture::Mode::PerCall);
+  char** const array = environ;
+  const int entries = environment_entries();
+  capture.capture([&] {
+    EXPECT_STREQ(std::getenv("NCCL_DEBUG"), "INFO");
+    EXPECT_STREQ(std::getenv("NCCL_DEBUG_SUBSYS"), "TUNING");
+    EXPECT_NE(std::getenv("NCCL_DEBUG_FILE"), nullptr);
+    EXPECT_EQ(environment_entries(), entries);
+    EXPECT_EQ(environ, array);
+  });
+  EXPECT_EQ(environment_entries(), entries);
+  EXPECT_EQ(environ, array);
+  EXPECT_EQ(std::getenv("NCCL_DEBUG"), nullptr);
+  EXPECT_EQ(std::getenv("NCCL_DEBUG_FILE"), nullptr);
+}
+
+TEST(EnvSlot, ChangesAreStoresIntoOneEntry) {
+  ::unsetenv("COMMBENCH_TEST_SLOT");
+  EnvSlot slot("COMMBENCH_TEST_SLOT");
+  EXPECT_FALSE(slot.original());
+  const int entries = environment_entries();
+  std::atomic<bool> stop{false};
+  std::thread reader([&] {  // a concurrent getenv must never fault
+    while (!stop) (void)std::getenv("COMMBENCH_TEST_SLOT");
+  });
+  for (int i = 0; i < 2000; ++i) {
+    slot.set(std::to_string(i % 7));
+    ASSERT_STREQ(std::getenv("COMMBENCH_TEST_SLOT"), std::to_string(i % 7).c_str());
+    slot.clear();
+    ASSERT_EQ(std::getenv("COMMBENCH_TEST_SLOT"), nullptr);
+  }
+  stop = true;
+  reader.join();
+  EXPECT_EQ(environment_entries(), entries);
+  ::setenv("COMMBENCH_TEST_SLOT2", "theirs", 1);
+  EnvSlot kept("COMMBENCH_TEST_SLOT2");
+  kept.set("ours");
+  EXPECT_STREQ(std::getenv("COMMBENCH_TEST_SLOT2"), "ours");
+  kept.restore();
+  EXPECT_STREQ(std::getenv("COMMBENCH_TEST_SLOT2"), "theirs");
+  ::unsetenv("COMMBENCH_TEST_SLOT2");
+}
+
+// Whole run (2.20 to 2.26): lines of calls nobody asks about are dropped, so a forced
+// algorithm's line cannot be read later as the default's choice. 2.20-2.22 lines carry no
+// function name, only the byte count.
+TEST(TuningCapture, WholeRunDrainsTheLogOnEveryCall) {
+  for (const char* v : {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"}) ::unsetenv(v);
+  LoadResult r = load_file(FAKE_NCCL_2_22, "test", ErrorKind::Usage);
+  ASSERT_TRUE(r.library) << r.error;
+  TuningCapture capture(*r.library, true);
+  ASSERT_EQ(capture.mode(), TuningCapture::Mode::WholeRun);
+  EXPECT_STREQ(std::getenv("NCCL_DEBUG"), "INFO");  // set before any NCCL thread exists
+  auto log = [&](const std::string& line) {
+    std::ofstream(capture.file(), std::ios::app) << line << "\n";
+  };
+  // A forced communicator's allgather of 4096 bytes logs; nobody reads it.
+  log("h:1:1 [0] NCCL INFO 4096 Bytes -> Algo 0 proto 0 time 3.000000");
+  capture.discard();
+  // The default allreduce of 4096 bytes then logs nothing of its own (rank 0 prints it, or the
+  // line is not there yet): no stale choice may be reported.
+  auto lines = capture.capture([] {});
+  EXPECT_FALSE(find_choice(lines, "AllReduce", {4096}));
+  log("h:1:1 [0] NCCL INFO 4096 Bytes -> Algo 1 proto 2 time 5.000000");
+  lines = capture.capture([] {});
+  auto choice = find_choice(lines, "AllReduce", {4096});
+  ASSERT_TRUE(choice);
+  EXPECT_EQ(describe(*choice), "RING/SIMPLE");
+  for (const char* v : {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"}) ::unsetenv(v);
 }
 
 TEST(TuningCapture, TheUsersDebugFileIsLeftAlone) {
