@@ -6,6 +6,8 @@
 #include <map>
 
 #include "collectives/nccl/cuda_check.hpp"
+#include "collectives/nccl/cuda_requirements.hpp"
+#include "collectives/nccl/device_selection.hpp"
 #include "collectives/nccl/validation_kernels.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -37,6 +39,13 @@ bool built_with_cuda() {
 std::string no_device_reason() {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
+  if (e == cudaErrorInsufficientDriver) {  // also what a machine without any driver says
+    cudaGetLastError();
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    if (std::string why = insufficient_driver_reason(driver, runtime); !why.empty()) return why;
+  }
   if (e != cudaSuccess) {
     cudaGetLastError();  // clear the sticky error for later calls
     return fmt::format("no CUDA device is visible (cudaGetDeviceCount: {})", error_text(e));
@@ -49,16 +58,7 @@ std::vector<int> devices_for(int local_rank, int count) {
   if (std::string why = no_device_reason(); !why.empty()) runtime_error("{}", why);
   int n = 0;
   check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
-  const int first = local_rank * count;
-  if (first + count > n) {
-    runtime_error(
-        "node-local rank {} needs GPUs {}..{} ({} per process) but {} {} visible; use fewer "
-        "ranks per node or a smaller --gpus",
-        local_rank, first, first + count - 1, count, n, n == 1 ? "is" : "are");
-  }
-  std::vector<int> out;
-  for (int i = 0; i < count; ++i) out.push_back(first + i);
-  return out;
+  return choose_devices(local_rank, count, n);
 }
 
 std::string summary() {
@@ -74,7 +74,8 @@ std::string summary() {
   for (int d = 0; d < n; ++d) {
     cudaDeviceProp p{};
     if (cudaGetDeviceProperties(&p, d) == cudaSuccess) {
-      s += fmt::format("{} {} (sm{}{})", d == 0 ? ":" : ",", p.name, p.major, p.minor);
+      s += fmt::format("{} {} (compute capability {}.{})", d == 0 ? ":" : ",", p.name, p.major,
+                       p.minor);
     }
   }
   return s;

@@ -13,11 +13,11 @@ namespace cb::cuda {
 bool built_with_cuda();
 // Empty when at least one CUDA device is visible, else one line saying why none is.
 std::string no_device_reason();
-// The `count` devices a process with this node-local rank drives: local_rank * count onwards
-// (one GPU per rank by default, as nccl-tests does). Throws a runtime Error when too few are
-// visible.
+// The `count` devices a process with this node-local rank drives (choose_devices() among the
+// visible ones). Throws a runtime Error when too few are visible.
 std::vector<int> devices_for(int local_rank, int count);
-// "CUDA runtime 13.0 (static), driver 12.8, 8 devices" or why there are none.
+// "runtime 13.0 (linked statically), driver 13.0, 1 device: NVIDIA H100 80GB HBM3 (compute
+// capability 9.0)" or why there are none.
 std::string summary();
 // Compute capability major version of `device` (9 for sm90).
 int compute_major(int device);

@@ -9,44 +9,16 @@
 
 #include "collectives/nccl/cuda_check.hpp"
 #include "collectives/nccl/cuda_device.hpp"
+#include "collectives/nccl/env_slot.hpp"
 #include "collectives/nccl/nccl_algorithms.hpp"
 #include "collectives/nccl/nccl_comm.hpp"
+#include "collectives/nccl/nccl_policy.hpp"
 #include "collectives/nccl/tuning_capture.hpp"
 #include "collectives/watchdog.hpp"
 
 namespace cb::nccl {
 
 namespace {
-
-// Sets NCCL_ALGO and NCCL_PROTO for one communicator's set-up (NCCL reads them at each init),
-// then puts back what was there.
-class ForcedEnvironment {
- public:
-  explicit ForcedEnvironment(const std::optional<ForcedAlgorithm>& forced) : active_(forced) {
-    if (!active_) return;
-    for (const char* name : {"NCCL_ALGO", "NCCL_PROTO"}) {
-      const char* v = std::getenv(name);
-      saved_.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
-    }
-    ::setenv("NCCL_ALGO", forced->algo.c_str(), 1);
-    ::setenv("NCCL_PROTO", forced->proto.c_str(), 1);
-  }
-  ~ForcedEnvironment() {
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        ::setenv(name, value->c_str(), 1);
-      } else {
-        ::unsetenv(name);
-      }
-    }
-  }
-  ForcedEnvironment(const ForcedEnvironment&) = delete;
-  ForcedEnvironment& operator=(const ForcedEnvironment&) = delete;
-
- private:
-  bool active_;
-  std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
-};
 
 class NcclBackend : public Backend {
  public:
@@ -55,7 +27,12 @@ class NcclBackend : public Backend {
         control_(o.control),
         gpus_(std::max(1, o.gpus_per_process)),
         probe_ops_(o.ops.empty() ? std::vector<ReduceOp>{ReduceOp::Sum} : o.ops) {
-    // Before the first NCCL call that logs: the whole-run capture mode sets NCCL_DEBUG*.
+    blocking_ = blocking_communicators(std::getenv("COMMBENCH_NCCL_BLOCKING"));
+    // Before any NCCL thread exists: the environment entries that forced algorithms change
+    // later (NCCL reads NCCL_ALGO and NCCL_PROTO at each communicator's set-up), and the
+    // capture's variables (set for the whole run, or given their entries for per-call use).
+    algo_ = std::make_unique<EnvSlot>("NCCL_ALGO");
+    proto_ = std::make_unique<EnvSlot>("NCCL_PROTO");
     capture_ = std::make_unique<TuningCapture>(lib_, o.report_choice);
     watchdog_ = o.watchdog;
     devices_ = cuda::devices_for(o.launch.local_rank, gpus_);
@@ -68,8 +45,6 @@ class NcclBackend : public Backend {
     }
     fp8_ = lib_.at_least(2, 24);
     for (int d : devices_) fp8_ = fp8_ && cuda::compute_major(d) >= 9;  // NCCL's fp8 kernels
-    const char* blocking = std::getenv("COMMBENCH_NCCL_BLOCKING");
-    blocking_ = blocking && std::string(blocking) == "1";
     for (DType t : o.dtypes.empty() ? std::vector<DType>{DType::Float} : o.dtypes) {
       if (supports(t)) probe_dtypes_.push_back(t);
     }
@@ -133,23 +108,40 @@ class NcclBackend : public Backend {
       if (size_ == 1) return {nullptr, "a single rank copies locally; NCCL selects no algorithm"};
     }
     if (!control_) runtime_error("internal: NCCL communicators need the run's control channel");
+    // Cases run collective by collective, algorithm by algorithm, so a forced communicator is
+    // done once another one opens: it is closed (every process together) before the next
+    // set-up, so at most the default and one forced communicator hold GPU memory.
+    for (auto it = comms_.begin(); it != comms_.end();) {
+      if (it->first != "default" && it->first != algorithm) {
+        it->second->close();
+        it = comms_.erase(it);
+      } else {
+        ++it;
+      }
+    }
     // One communicator per algorithm choice, shared by the collectives that use it.
     auto& comm = comms_[algorithm];
     if (comm && comm->failed()) comm.reset();
     if (!comm) {
       std::string failure;
-      {
-        ForcedEnvironment env(forced);
-        comm = NcclCommunicator::create(setup(), algorithm, &failure);
+      int code = 0;
+      if (forced) {
+        algo_->set(forced->algo);
+        proto_->set(forced->proto);
       }
+      comm = NcclCommunicator::create(setup(), algorithm, &failure, &code);
+      algo_->restore();
+      proto_->restore();
       if (!comm) {
-        if (!forced) runtime_error("NCCL {}", failure);
+        if (!forced || !is_rejection(code)) runtime_error("NCCL {}", failure);
         return {nullptr, "NCCL rejects it at communicator set-up: " + failure};
       }
     }
     if (forced && probed_.insert({c, algorithm}).second) {
-      if (std::string why = comm->probe(c, probe_dtypes_, probe_ops_); !why.empty()) {
+      int code = 0;
+      if (std::string why = comm->probe(c, probe_dtypes_, probe_ops_, &code); !why.empty()) {
         comm.reset();
+        if (!is_rejection(code)) runtime_error("NCCL {}", why);
         return {nullptr, "NCCL rejects it: " + why};
       }
     }
@@ -177,13 +169,14 @@ class NcclBackend : public Backend {
   int gpus_;
   std::vector<ReduceOp> probe_ops_;
   std::vector<DType> probe_dtypes_;
+  std::unique_ptr<EnvSlot> algo_, proto_;
   std::unique_ptr<TuningCapture> capture_;
   Watchdog* watchdog_ = nullptr;
   std::vector<int> devices_;
   std::unique_ptr<cuda::DeviceMemory> memory_;
   std::shared_ptr<CommRegistry> registry_;
   bool fp8_ = false;
-  bool blocking_ = false;
+  bool blocking_ = true;
   int rank_ = 0, size_ = 1;
   std::string detail_;
   std::map<std::string, std::shared_ptr<NcclCommunicator>> comms_;

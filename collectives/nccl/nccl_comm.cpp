@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <future>
 #include <thread>
 
 #include "collectives/nccl/cuda_check.hpp"
@@ -34,38 +33,41 @@ std::string describe_call(const CollectiveCall& c) {
                      info(c.dtype).name);
 }
 
+// Bytes an in-place call copies aside first (NCCL has no in-place alltoall or sendrecv).
+std::size_t stage_bytes(const CollectiveCall& c, int nranks) {
+  if (c.placement != Placement::In) return 0;
+  const std::size_t block = c.count * info(c.dtype).size;
+  if (c.collective == Collective::AllToAll) return block * static_cast<std::size_t>(nranks);
+  if (c.collective == Collective::SendRecv) return block;
+  return 0;
+}
+
 }  // namespace
 
-void CommRegistry::add(Comm c) {
-  std::lock_guard lock(mu_);
-  comms_.push_back(c);
-}
-
-void CommRegistry::remove(Comm c) {
-  std::lock_guard lock(mu_);
-  comms_.erase(std::remove(comms_.begin(), comms_.end(), c), comms_.end());
-}
-
-void CommRegistry::abort_all(std::chrono::seconds limit) {
-  aborting_.store(true);
-  std::vector<Comm> comms;
-  {
-    std::unique_lock lock(mu_, std::defer_lock);
-    if (!lock.try_lock_for(2s)) return;
-    comms.swap(comms_);
+// The CUDA-event timer with its start recorded by the communicator's next issue(), right after
+// that call has run once untimed (as nccl-tests' untimed operation does): the start event then
+// waits behind real work on every rank instead of an idle stream just after a host barrier.
+class DeferredStartTimer : public IterationTimer {
+ public:
+  DeferredStartTimer(NcclCommunicator* comm, std::unique_ptr<IterationTimer> inner)
+      : comm_(comm), inner_(std::move(inner)) {}
+  ~DeferredStartTimer() override { comm_->deferred_start_ = nullptr; }
+  void reserve(std::size_t n) override { inner_->reserve(n); }
+  void start() override {
+    comm_->deferred_start_ = [t = inner_.get()] { t->start(); };
   }
-  auto done = std::make_shared<std::promise<void>>();
-  std::future<void> finished = done->get_future();
-  std::thread([comms, abort = abort_, done] {
-    for (Comm c : comms) abort(c);
-    done->set_value();
-  }).detach();
-  finished.wait_for(limit);
-}
+  void mark() override { inner_->mark(); }
+  void stop() override {
+    if (auto start = std::exchange(comm_->deferred_start_, nullptr)) start();  // nothing issued
+    inner_->stop();
+  }
+  std::vector<double> samples_us() override { return inner_->samples_us(); }
+  double elapsed_us() override { return inner_->elapsed_us(); }
 
-void CommRegistry::park() const {
-  for (;;) std::this_thread::sleep_for(1s);
-}
+ private:
+  NcclCommunicator* comm_;
+  std::unique_ptr<IterationTimer> inner_;
+};
 
 NcclCommunicator::NcclCommunicator(const CommSetup& setup, std::string algorithm)
     : s_(setup), algorithm_(std::move(algorithm)) {
@@ -86,15 +88,16 @@ NcclCommunicator::NcclCommunicator(const CommSetup& setup, std::string algorithm
 
 std::shared_ptr<NcclCommunicator> NcclCommunicator::create(const CommSetup& setup,
                                                            std::string algorithm,
-                                                           std::string* failure) {
+                                                           std::string* failure, int* code) {
   std::shared_ptr<NcclCommunicator> comm(new NcclCommunicator(setup, std::move(algorithm)));
   failure->clear();
-  comm->init(failure);
+  *code = kSuccess;
+  comm->init(failure, code);
   if (!failure->empty()) return nullptr;
   return comm;
 }
 
-void NcclCommunicator::init(std::string* failure) {
+void NcclCommunicator::init(std::string* failure, int* code) {
   const Functions& f = s_.lib->fn;
   // Rank 0 makes the id; every process takes it through the run's control channel.
   UniqueId id{};
@@ -109,28 +112,38 @@ void NcclCommunicator::init(std::string* failure) {
   }
   std::memcpy(id.internal, all.front().data(), sizeof id.internal);
 
+  // Only NCCL calls inside the group: every device is checked first.
+  for (const auto& lane : lanes_) cuda::check(cudaSetDevice(lane.device), "cudaSetDevice");
   config_ = make_config(s_.lib->code(), s_.blocking);
   const bool group = lanes_.size() > 1;
-  auto record = [&](int rc, const char* what) {
-    if (rc == kSuccess || rc == kInProgress) return true;
-    failed_ = true;
-    *failure = fmt::format("{} returned {}", what, reason(rc));
-    return false;
-  };
-  bool ok = !group || record(f.GroupStart(), "ncclGroupStart");
-  for (std::size_t l = 0; ok && l < lanes_.size(); ++l) {
-    cuda::check(cudaSetDevice(lanes_[l].device), "cudaSetDevice");
-    int rc = f.CommInitRankConfig(&lanes_[l].comm, s_.nranks, id,
-                                  s_.first_rank + static_cast<int>(l), &config_);
-    if (lanes_[l].comm) s_.registry->add(lanes_[l].comm);
-    ok = record(rc, "ncclCommInitRankConfig");
+  Outcome out;
+  {
+    auto use = s_.registry->use();
+    if (!group || note(f.GroupStart(), "ncclGroupStart", out)) {
+      for (std::size_t l = 0; l < lanes_.size() && !out.result; ++l) {
+        Lane& lane = lanes_[l];
+        cudaSetDevice(lane.device);
+        int rc = f.CommInitRankConfig(&lane.comm, s_.nranks, id,
+                                      s_.first_rank + static_cast<int>(l), &config_);
+        if (lane.comm) {
+          s_.registry->add(lane.comm, [device = lane.device, stream = lane.stream] {
+            cuda::DeviceScope scope(device);
+            return cudaStreamQuery(stream) != cudaErrorNotReady;
+          });
+        }
+        note(rc, "ncclCommInitRankConfig", out);
+      }
+      if (group) note(f.GroupEnd(), "ncclGroupEnd", out);
+    }
+    cudaSetDevice(lanes_.front().device);
   }
-  if (group) ok = record(f.GroupEnd(), "ncclGroupEnd") && ok;
-  cuda::check(cudaSetDevice(lanes_.front().device), "cudaSetDevice");
-  if (!ok) return;
-  if (int state = settle(); state != kSuccess) {
-    failed_ = true;
-    *failure = fmt::format("communicator set-up failed: {}", reason(state));
+  if (!out.result && pending_) {
+    if (int state = settle(); state != kSuccess) out = {state, "communicator set-up"};
+  }
+  if (out.result) {
+    *code = out.result;
+    *failure = fmt::format("{} returned {}", out.what, reason(out.result));
+    abort_lanes();
   }
 }
 
@@ -142,18 +155,38 @@ std::string NcclCommunicator::reason(int result) const {
   return text;
 }
 
-void NcclCommunicator::fail(const std::string& what, int result) {
+void NcclCommunicator::abort_lanes() {
+  auto use = s_.registry->use();
+  for (auto& lane : lanes_) {
+    if (!lane.comm) continue;
+    s_.registry->remove(lane.comm);
+    s_.lib->fn.CommAbort(lane.comm);
+    lane.comm = nullptr;
+  }
   failed_ = true;
-  runtime_error("NCCL {} failed on rank {}: {}", what, rank(), reason(result));
 }
 
-void NcclCommunicator::accept(int rc, const char* what) {
-  if (rc == kSuccess) return;
+void NcclCommunicator::fail(const std::string& what, int result) {
+  const std::string why = reason(result);  // before the abort adds its own messages
+  last_error_ = result;
+  abort_lanes();
+  runtime_error("NCCL {} failed on rank {}: {}", what, rank(), why);
+}
+
+void NcclCommunicator::fail_cuda(const std::string& what, cudaError_t e) {
+  cudaGetLastError();
+  abort_lanes();
+  runtime_error("{} failed on rank {}: {}", what, rank(), cuda::error_text(e));
+}
+
+bool NcclCommunicator::note(int rc, const char* what, Outcome& out) {
+  if (rc == kSuccess) return true;
   if (rc == kInProgress) {
     pending_ = true;
-    return;
+    return true;
   }
-  fail(what, rc);
+  if (!out.result) out = {rc, what};
+  return false;
 }
 
 int NcclCommunicator::settle(std::chrono::steady_clock::duration limit) {
@@ -162,9 +195,12 @@ int NcclCommunicator::settle(std::chrono::steady_clock::duration limit) {
   for (auto& lane : lanes_) {
     std::uint64_t polls = 0;
     for (;;) {
-      if (s_.registry->aborting()) s_.registry->park();
       int state = kSuccess;
-      if (int rc = s_.lib->fn.CommGetAsyncError(lane.comm, &state); rc != kSuccess) return rc;
+      {
+        auto use = s_.registry->use();  // released between polls, so the watchdog can abort
+        if (!lane.comm) break;
+        if (int rc = s_.lib->fn.CommGetAsyncError(lane.comm, &state); rc != kSuccess) return rc;
+      }
       if (state == kSuccess) break;
       if (state != kInProgress) return state;
       if (std::chrono::steady_clock::now() - start > limit) return kInProgress;
@@ -182,29 +218,39 @@ CollectiveCall NcclCommunicator::local_call(const CollectiveCall& call, int l) c
   return c;
 }
 
-void* NcclCommunicator::staged(Lane& lane, const void* src, std::size_t bytes) {
-  if (bytes > lane.stage_bytes) {  // grows during warm-up, outside timed iterations
+void NcclCommunicator::stage(const CollectiveCall& call) {
+  const std::size_t bytes = stage_bytes(call, s_.nranks);
+  if (bytes == 0) return;
+  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+    Lane& lane = lanes_[l];
     cuda::DeviceScope scope(lane.device);
-    cuda::check(cudaStreamSynchronize(lane.stream), "cudaStreamSynchronize");
-    cudaFree(lane.stage);
-    lane.stage = nullptr;
-    lane.stage_bytes = 0;
-    if (cudaMalloc(&lane.stage, bytes) != cudaSuccess) {
-      cudaGetLastError();
-      usage_error(
-          "cannot allocate {} on GPU {} to stage an in-place call; use a smaller "
-          "--max-bytes or --placement out",
-          format_size(bytes), lane.device);
+    if (bytes > lane.stage_bytes) {  // the untimed first call of a batch grows it
+      if (cudaError_t e = cudaStreamSynchronize(lane.stream); e != cudaSuccess) {
+        fail_cuda("cudaStreamSynchronize", e);
+      }
+      cudaFree(lane.stage);
+      lane.stage = nullptr;
+      lane.stage_bytes = 0;
+      if (cudaMalloc(&lane.stage, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        abort_lanes();
+        usage_error(
+            "cannot allocate {} on GPU {} to stage an in-place call; use a smaller "
+            "--max-bytes or --placement out",
+            format_size(bytes), lane.device);
+      }
+      lane.stage_bytes = bytes;
     }
-    lane.stage_bytes = bytes;
+    const void* src = local_call(call, static_cast<int>(l)).recv;
+    if (cudaError_t e =
+            cudaMemcpyAsync(lane.stage, src, bytes, cudaMemcpyDeviceToDevice, lane.stream);
+        e != cudaSuccess) {
+      fail_cuda("cudaMemcpyAsync (in-place staging)", e);
+    }
   }
-  if (lanes_.size() > 1) cuda::check(cudaSetDevice(lane.device), "cudaSetDevice");
-  cuda::check(cudaMemcpyAsync(lane.stage, src, bytes, cudaMemcpyDeviceToDevice, lane.stream),
-              "cudaMemcpyAsync (in-place staging)");
-  return lane.stage;
 }
 
-void NcclCommunicator::enqueue(const CollectiveCall& c, Lane& lane, int rank) {
+void NcclCommunicator::enqueue(const CollectiveCall& c, Lane& lane, int rank, Outcome& out) {
   const Functions& f = s_.lib->fn;
   const int type = *datatype_code(c.dtype);
   const int op = c.op == ReduceOp::None ? 0 : *redop_code(c.op);
@@ -216,44 +262,41 @@ void NcclCommunicator::enqueue(const CollectiveCall& c, Lane& lane, int rank) {
   char* mine = recv + static_cast<std::size_t>(rank) * block;
   const Comm comm = lane.comm;
   const Stream stream = reinterpret_cast<Stream>(lane.stream);
-  // Point-to-point steps of one rank run as one group (nested inside the lanes' group).
+  auto ok = [&](int rc, const char* what) { return note(rc, what, out); };
+  // Point-to-point steps of one rank run as one group (nested inside the lanes' group). A
+  // failed call inside is recorded by NCCL, and the closing GroupEnd then drops the group.
   auto grouped = [&](auto&& body) {
-    accept(f.GroupStart(), "ncclGroupStart");
-    try {
-      body();
-    } catch (...) {
-      f.GroupEnd();
-      throw;
-    }
-    accept(f.GroupEnd(), "ncclGroupEnd");
+    if (!ok(f.GroupStart(), "ncclGroupStart")) return;
+    body();
+    ok(f.GroupEnd(), "ncclGroupEnd");
   };
   switch (c.collective) {
     case Collective::AllReduce:
-      accept(f.AllReduce(in ? recv : send, recv, n, type, op, comm, stream), "ncclAllReduce");
+      ok(f.AllReduce(in ? recv : send, recv, n, type, op, comm, stream), "ncclAllReduce");
       break;
     case Collective::AllGather:  // in place: this rank's block already sits at its slot
-      accept(f.AllGather(in ? mine : send, recv, n, type, comm, stream), "ncclAllGather");
+      ok(f.AllGather(in ? mine : send, recv, n, type, comm, stream), "ncclAllGather");
       break;
     case Collective::ReduceScatter:  // in place: the result lands at this rank's slot
-      accept(f.ReduceScatter(in ? recv : send, in ? mine : recv, n, type, op, comm, stream),
-             "ncclReduceScatter");
+      ok(f.ReduceScatter(in ? recv : send, in ? mine : recv, n, type, op, comm, stream),
+         "ncclReduceScatter");
       break;
     case Collective::Broadcast:
-      accept(f.Broadcast(in ? recv : send, recv, n, type, c.root, comm, stream), "ncclBroadcast");
+      ok(f.Broadcast(in ? recv : send, recv, n, type, c.root, comm, stream), "ncclBroadcast");
       break;
     case Collective::Reduce:
-      accept(f.Reduce(in ? recv : send, recv, n, type, op, c.root, comm, stream), "ncclReduce");
+      ok(f.Reduce(in ? recv : send, recv, n, type, op, c.root, comm, stream), "ncclReduce");
       break;
     case Collective::AllToAll: {
-      // NCCL has no in-place alltoall: the input is copied aside first (timed with the call).
-      const char* src = in ? static_cast<const char*>(staged(lane, recv, block * nranks)) : send;
+      // In place, stage() has copied the input aside (timed with the call).
+      const char* src = in ? static_cast<const char*>(lane.stage) : send;
       if (f.AlltoAll) {
-        accept(f.AlltoAll(src, recv, n, type, comm, stream), "ncclAlltoAll");
+        ok(f.AlltoAll(src, recv, n, type, comm, stream), "ncclAlltoAll");
       } else {
         grouped([&] {
           for (int r = 0; r < nranks; ++r) {
-            accept(f.Send(src + r * block, n, type, r, comm, stream), "ncclSend");
-            accept(f.Recv(recv + r * block, n, type, r, comm, stream), "ncclRecv");
+            ok(f.Send(src + r * block, n, type, r, comm, stream), "ncclSend");
+            ok(f.Recv(recv + r * block, n, type, r, comm, stream), "ncclRecv");
           }
         });
       }
@@ -262,15 +305,14 @@ void NcclCommunicator::enqueue(const CollectiveCall& c, Lane& lane, int rank) {
     case Collective::Gather: {
       const char* src = in ? mine : send;
       if (f.Gather) {
-        accept(f.Gather(src, recv, n, type, c.root, comm, stream), "ncclGather");
+        ok(f.Gather(src, recv, n, type, c.root, comm, stream), "ncclGather");
       } else {
         grouped([&] {
-          if (!(in && rank == c.root))
-            accept(f.Send(src, n, type, c.root, comm, stream), "ncclSend");
+          if (!(in && rank == c.root)) ok(f.Send(src, n, type, c.root, comm, stream), "ncclSend");
           if (rank != c.root) return;
           for (int r = 0; r < nranks; ++r) {
             if (in && r == rank) continue;
-            accept(f.Recv(recv + r * block, n, type, r, comm, stream), "ncclRecv");
+            ok(f.Recv(recv + r * block, n, type, r, comm, stream), "ncclRecv");
           }
         });
       }
@@ -280,78 +322,95 @@ void NcclCommunicator::enqueue(const CollectiveCall& c, Lane& lane, int rank) {
       const char* src = in ? recv : send;
       char* dst = in ? mine : recv;
       if (f.Scatter) {
-        accept(f.Scatter(src, dst, n, type, c.root, comm, stream), "ncclScatter");
+        ok(f.Scatter(src, dst, n, type, c.root, comm, stream), "ncclScatter");
       } else {
         grouped([&] {
           if (rank == c.root) {
             for (int r = 0; r < nranks; ++r) {
               if (in && r == rank) continue;
-              accept(f.Send(src + r * block, n, type, r, comm, stream), "ncclSend");
+              ok(f.Send(src + r * block, n, type, r, comm, stream), "ncclSend");
             }
           }
-          if (!(in && rank == c.root))
-            accept(f.Recv(dst, n, type, c.root, comm, stream), "ncclRecv");
+          if (!(in && rank == c.root)) ok(f.Recv(dst, n, type, c.root, comm, stream), "ncclRecv");
         });
       }
       break;
     }
     case Collective::SendRecv: {
       const int next = (rank + 1) % nranks, prev = (rank - 1 + nranks) % nranks;
-      const char* src = in ? static_cast<const char*>(staged(lane, recv, block)) : send;
+      const char* src = in ? static_cast<const char*>(lane.stage) : send;
       grouped([&] {
-        accept(f.Send(src, n, type, next, comm, stream), "ncclSend");
-        accept(f.Recv(recv, n, type, prev, comm, stream), "ncclRecv");
+        ok(f.Send(src, n, type, next, comm, stream), "ncclSend");
+        ok(f.Recv(recv, n, type, prev, comm, stream), "ncclRecv");
       });
       break;
     }
     case Collective::Barrier:  // a one-element float sum; complete() then waits for it
-      accept(f.AllReduce(lane.small, lane.small, 1, *datatype_code(DType::Float),
-                         *redop_code(ReduceOp::Sum), comm, stream),
-             "ncclAllReduce (barrier)");
+      ok(f.AllReduce(lane.small, lane.small, 1, *datatype_code(DType::Float),
+                     *redop_code(ReduceOp::Sum), comm, stream),
+         "ncclAllReduce (barrier)");
       break;
   }
 }
 
+NcclCommunicator::Outcome NcclCommunicator::submit(
+    const std::function<CollectiveCall(std::size_t)>& call_for) {
+  const Functions& f = s_.lib->fn;
+  const bool group = lanes_.size() > 1;
+  Outcome out;
+  {
+    auto use = s_.registry->use();
+    if (std::any_of(lanes_.begin(), lanes_.end(), [](const Lane& l) { return !l.comm; })) {
+      return {kInvalidUsage, "a call on an aborted communicator"};
+    }
+    if (group && !note(f.GroupStart(), "ncclGroupStart", out)) return out;
+    for (std::size_t l = 0; l < lanes_.size() && !out.result; ++l) {
+      if (group) cudaSetDevice(lanes_[l].device);  // the device was checked at set-up
+      enqueue(call_for(l), lanes_[l], rank() + static_cast<int>(l), out);
+    }
+    // Always closed: after an error inside, NCCL's GroupEnd returns it and drops the group.
+    if (group) note(f.GroupEnd(), "ncclGroupEnd", out);
+  }
+  if (!out.result && pending_) {
+    if (int state = settle(); state != kSuccess) out = {state, "the call"};
+  }
+  return out;
+}
+
+void NcclCommunicator::run(const CollectiveCall& call) {
+  stage(call);
+  Outcome out = submit([&](std::size_t l) { return local_call(call, static_cast<int>(l)); });
+  if (out.result) fail(fmt::format("{} ({})", out.what, describe_call(call)), out.result);
+}
+
 void NcclCommunicator::issue(const CollectiveCall& call) {
+  if (closed_) runtime_error("internal: a closed NCCL communicator was used");
   last_ = call;
   issued_ = true;
-  const Functions& f = s_.lib->fn;
-  if (lanes_.size() == 1) {
-    enqueue(call, lanes_.front(), rank());
-  } else {
-    accept(f.GroupStart(), "ncclGroupStart");
-    try {
-      for (std::size_t l = 0; l < lanes_.size(); ++l) {
-        enqueue(local_call(call, static_cast<int>(l)), lanes_[l], rank() + static_cast<int>(l));
-      }
-    } catch (...) {
-      f.GroupEnd();
-      throw;
-    }
-    accept(f.GroupEnd(), "ncclGroupEnd");
+  if (auto start = std::exchange(deferred_start_, nullptr)) {
+    run(call);  // untimed
+    start();
   }
-  if (pending_) {
-    if (int state = settle(); state != kSuccess) fail(describe_call(call), state);
-  }
+  run(call);
 }
 
 void NcclCommunicator::complete() {
   for (auto& lane : lanes_) {
     std::uint64_t polls = 0;
     for (;;) {
-      cudaError_t e = cudaStreamQuery(lane.stream);
-      if (e == cudaSuccess) break;
-      if (e != cudaErrorNotReady) {
-        failed_ = true;
-        runtime_error("waiting for {} on GPU {} failed: {}", describe_call(last_), lane.device,
-                      cuda::error_text(e));
-      }
-      if (s_.registry->aborting()) s_.registry->park();
-      if (polls % 1024 == 0) {  // a peer's failure shows up as the communicator's async error
-        int state = kSuccess;
-        s_.lib->fn.CommGetAsyncError(lane.comm, &state);
-        if (state != kSuccess && state != kInProgress) {
-          fail(fmt::format("{} (asynchronous error)", describe_call(last_)), state);
+      {
+        auto use = s_.registry->use();
+        cudaError_t e = cudaStreamQuery(lane.stream);
+        if (e == cudaSuccess) break;
+        if (e != cudaErrorNotReady) {
+          fail_cuda(fmt::format("waiting for {} on GPU {}", describe_call(last_), lane.device), e);
+        }
+        if (polls % 1024 == 0 && lane.comm) {  // a peer's failure shows up as an async error
+          int state = kSuccess;
+          s_.lib->fn.CommGetAsyncError(lane.comm, &state);
+          if (state != kSuccess && state != kInProgress) {
+            fail(fmt::format("{} (asynchronous error)", describe_call(last_)), state);
+          }
         }
       }
       pause(polls);
@@ -360,14 +419,17 @@ void NcclCommunicator::complete() {
 }
 
 std::unique_ptr<IterationTimer> NcclCommunicator::make_timer() {
-  return cuda::make_event_timer(events_);
+  return std::make_unique<DeferredStartTimer>(this, cuda::make_event_timer(events_));
 }
 
 std::string NcclCommunicator::describe_choice() {
-  if (algorithm_ != "default" || !issued_ || !s_.capture) return "";
-  if (s_.capture->mode() == TuningCapture::Mode::Off) return "";
+  if (!s_.capture || s_.capture->mode() == TuningCapture::Mode::Off) return "";
   const std::string_view function = tuning_function(last_.collective);
-  if (function.empty()) return "";  // point-to-point: NCCL prints no choice
+  // Lines nobody asks about (a forced algorithm's, point-to-point) are dropped right away.
+  if (algorithm_ != "default" || !issued_ || function.empty()) {
+    s_.capture->discard();
+    return "";
+  }
   const CollectiveCall call = last_;
   if (s_.watchdog) s_.watchdog->arm("NCCL's choice for " + describe_call(call));
   std::vector<std::string> lines = s_.capture->capture([&] {
@@ -383,29 +445,28 @@ std::string NcclCommunicator::describe_choice() {
 }
 
 std::string NcclCommunicator::probe(Collective c, const std::vector<DType>& dtypes,
-                                    const std::vector<ReduceOp>& ops) {
+                                    const std::vector<ReduceOp>& ops, int* code) {
   const bool reduces = info(c).reduces;
   const std::size_t half = 2 * static_cast<std::size_t>(s_.nranks) * 8;
   for (DType t : dtypes) {
     for (ReduceOp op : reduces ? ops : std::vector<ReduceOp>{ReduceOp::None}) {
-      CollectiveCall call{c, t, op, Placement::Out, 0, 1, nullptr, nullptr, 0};
+      const std::string what = fmt::format("{} {} {}", info(c).name, info(t).name, name(op));
+      Outcome out = submit([&](std::size_t l) {
+        char* small = static_cast<char*>(lanes_[l].small);
+        return CollectiveCall{c, t,     op,           Placement::Out,     0,
+                              1, small, small + half, static_cast<int>(l)};
+      });
+      if (out.result) {
+        *code = out.result;
+        std::string why = fmt::format("{}: {} returned {}", what, out.what, reason(out.result));
+        abort_lanes();
+        return why;
+      }
       try {
-        if (lanes_.size() > 1) accept(s_.lib->fn.GroupStart(), "ncclGroupStart");
-        for (std::size_t l = 0; l < lanes_.size(); ++l) {
-          call.send = lanes_[l].small;
-          call.recv = static_cast<char*>(lanes_[l].small) + half;
-          call.local = static_cast<int>(l);
-          enqueue(call, lanes_[l], rank() + static_cast<int>(l));
-        }
-        if (lanes_.size() > 1) accept(s_.lib->fn.GroupEnd(), "ncclGroupEnd");
-        if (int state = pending_ ? settle() : kSuccess; state != kSuccess) {
-          failed_ = true;
-          return fmt::format("{} {} {}: {}", info(c).name, info(t).name, name(op), reason(state));
-        }
         complete();
       } catch (const Error& e) {
-        failed_ = true;
-        return fmt::format("{} {} {}: {}", info(c).name, info(t).name, name(op), e.what());
+        *code = last_error_;
+        return fmt::format("{}: {}", what, e.what());
       }
     }
   }
@@ -413,13 +474,12 @@ std::string NcclCommunicator::probe(Collective c, const std::vector<DType>& dtyp
 }
 
 void NcclCommunicator::abort() {
-  for (auto& lane : lanes_) {
-    if (!lane.comm) continue;
-    s_.registry->remove(lane.comm);
-    s_.lib->fn.CommAbort(lane.comm);
-    lane.comm = nullptr;
-  }
-  failed_ = true;
+  abort_lanes();
+}
+
+void NcclCommunicator::close() {
+  destroy();
+  closed_ = true;
 }
 
 NcclCommunicator::~NcclCommunicator() {
@@ -427,27 +487,40 @@ NcclCommunicator::~NcclCommunicator() {
 }
 
 void NcclCommunicator::destroy() {
+  if (closed_) return;
+  closed_ = true;
   const Functions& f = s_.lib->fn;
-  for (auto& lane : lanes_) {
-    if (lane.comm) s_.registry->remove(lane.comm);
-  }
-  if (s_.registry->aborting()) return;  // the watchdog owns them now, and exits
+  if (s_.registry->aborting()) return;  // the watchdog owns the communicators now, and exits
   // Finalize waits for every peer to quiesce; bounded, so a dead peer cannot hang the exit.
   bool clean = !failed_;
-  for (auto& lane : lanes_) {
-    if (!clean || !lane.comm) continue;
-    int rc = f.CommFinalize(lane.comm);
-    clean = rc == kSuccess || rc == kInProgress;
+  {
+    auto use = s_.registry->use();
+    for (auto& lane : lanes_) {
+      if (!clean || !lane.comm) continue;
+      int rc = f.CommFinalize(lane.comm);
+      clean = rc == kSuccess || rc == kInProgress;
+      pending_ = pending_ || rc == kInProgress;
+    }
   }
-  if (clean) clean = settle(std::chrono::seconds(30)) == kSuccess;
+  if (clean && pending_) clean = settle(std::chrono::seconds(30)) == kSuccess;
+  {
+    auto use = s_.registry->use();
+    for (auto& lane : lanes_) {
+      if (!lane.comm) continue;
+      s_.registry->remove(lane.comm);
+      (clean ? f.CommDestroy : f.CommAbort)(lane.comm);
+      lane.comm = nullptr;
+    }
+  }
   for (auto& lane : lanes_) {
-    if (lane.comm) (clean ? f.CommDestroy : f.CommAbort)(lane.comm);
-    lane.comm = nullptr;
     cuda::DeviceScope scope(lane.device);
     cudaStreamSynchronize(lane.stream);
     cudaFree(lane.small);
     cudaFree(lane.stage);
     cudaStreamDestroy(lane.stream);
+    lane.small = lane.stage = nullptr;
+    lane.stage_bytes = 0;
+    lane.stream = nullptr;
   }
 }
 
