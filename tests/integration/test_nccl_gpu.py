@@ -1,6 +1,8 @@
 """The nccl backend on GPUs (ctest label gpu; skipped, exit 77, where no GPU is visible): a full
 validated sweep at one rank, forced algorithms, what NCCL chose, several GPUs per process, a hang
-aborted by the watchdog, a corrupted result caught by the GPU check, and CUDA-aware MPI."""
+aborted by the watchdog, a corrupted result caught by the GPU check, CUDA-aware MPI, averages on
+several ranks, blocking and non-blocking communicators, in-place staging without warm-up, and the
+compute capability in `version` and the run's meta."""
 import json
 import os
 import subprocess
@@ -130,6 +132,43 @@ def test_cuda_aware_mpi_on_device_memory():
     assert all(r["wrong"] == "0" for r in parse_csv(p.stdout))
 
 
+def test_averages_validate_on_every_gpu():
+    require_gpus(2)
+    n = gpu_count()
+    rows, _ = csv_run(["-g", str(n), "-c", "allreduce,reduce_scatter,reduce", "-o", "avg",
+                       "-d", "all", "-e", "4M", "-f", "16"])
+    check_valid(rows, n)
+    assert {"float", "half", "bfloat16", "double"} <= {r["dtype"] for r in rows}
+
+
+def test_non_blocking_communicators_are_an_option():
+    require_gpus(1)
+    rows, _ = csv_run(["-c", "allreduce,alltoall", "-e", "1M"],
+                      env={"COMMBENCH_NCCL_BLOCKING": "0"})
+    check_valid(rows, 1)
+    p = run(["run", "-B", "nccl", "-c", "allreduce"], env={"COMMBENCH_NCCL_BLOCKING": "yes"},
+            check=2)
+    assert p.stderr.startswith("commbench: COMMBENCH_NCCL_BLOCKING must be"), p.stderr
+
+
+def test_in_place_staging_without_warm_up():
+    require_gpus(1)
+    gpus = 2 if gpu_count() >= 2 else 1
+    rows, _ = csv_run(["-g", str(gpus), "-c", "alltoall,sendrecv", "--placement", "in", "-w", "0",
+                       "-n", "5", "-b", "1K", "-e", "64M", "-f", "64"])
+    check_valid(rows, gpus)
+
+
+def test_version_and_meta_name_the_compute_capability():
+    require_gpus(1)
+    p = run(["version"], check=0)
+    cuda = next(l for l in p.stdout.splitlines() if l.startswith("CUDA: "))
+    assert "compute capability " in cuda, cuda
+    out = os.path.join(tempdir(), "r.json")
+    run(["run", "-B", "nccl", "-c", "allreduce", "-e", "64K", "--output", out], check=0)
+    assert "compute capability " in json.load(open(out))["meta"]["libraries"]["nccl"]
+
+
 if __name__ == "__main__":
     main([test_full_sweep_at_one_rank_validates,
           test_large_sizes_validate_at_memory_speed,
@@ -138,4 +177,8 @@ if __name__ == "__main__":
           test_a_hang_is_aborted_by_the_watchdog,
           test_a_corrupted_result_is_caught_on_the_gpu,
           test_meta_names_the_library_and_where_it_came_from,
-          test_cuda_aware_mpi_on_device_memory])
+          test_cuda_aware_mpi_on_device_memory,
+          test_averages_validate_on_every_gpu,
+          test_non_blocking_communicators_are_an_option,
+          test_in_place_staging_without_warm_up,
+          test_version_and_meta_name_the_compute_capability])
