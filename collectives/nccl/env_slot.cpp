@@ -19,7 +19,7 @@ bool names(const char* entry, const std::string& name) {
 }  // namespace
 
 EnvSlot::EnvSlot(std::string name)
-    : name_(std::move(name)), placeholder_("COMMBENCH_UNSET_" + name_) {
+    : name_(std::move(name)), placeholder_("_COMMBENCH_UNSET_" + name_) {
   if (const char* v = std::getenv(name_.c_str())) {
     original_ = v;
   } else if (!std::getenv(placeholder_.c_str())) {

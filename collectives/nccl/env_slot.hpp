@@ -29,7 +29,7 @@ class EnvSlot {
   void store(const std::string& entry);
 
   std::string name_;
-  std::string placeholder_;  // the entry's name while the variable is unset
+  std::string placeholder_;  // the entry's name while unset (outside meta.environment's prefixes)
   std::optional<std::string> original_;
   std::set<std::string> strings_;
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "collectives/nccl/cuda_check.hpp"
 #include "collectives/nccl/tuning_log.hpp"
@@ -365,7 +366,6 @@ NcclCommunicator::Outcome NcclCommunicator::submit(
     }
     if (group && !note(f.GroupStart(), "ncclGroupStart", out)) return out;
     for (std::size_t l = 0; l < lanes_.size() && !out.result; ++l) {
-      if (group) cudaSetDevice(lanes_[l].device);  // the device was checked at set-up
       enqueue(call_for(l), lanes_[l], rank() + static_cast<int>(l), out);
     }
     // Always closed: after an error inside, NCCL's GroupEnd returns it and drops the group.
