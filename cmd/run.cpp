@@ -152,7 +152,22 @@ Hosts gather_hosts(Control& control) {
 
 }  // namespace
 
+void check_run_request(const RunRequest& rq) {
+  validate(rq);
+  for (const auto& path : rq.outputs) check_output_path(path);
+  std::ostringstream probe_format;
+  make_stream_writer(rq.format, probe_format);  // validates --format before any work
+  repeat_count(rq);
+}
+
+int repeat_count(const RunRequest& rq) {
+  std::uint64_t n = positive_count(rq.repeat, "--repeat", false);
+  if (n > 1000) usage_error("invalid --repeat '{}': at most 1000 repetitions", rq.repeat);
+  return static_cast<int>(n);
+}
+
 int execute_run(const RunRequest& rq) {
+  if (repeat_count(rq) > 1 || !rq.launch.empty()) return execute_repeated(rq);
   Settings s = validate(rq);
   for (const auto& path : rq.outputs) check_output_path(path);
   std::ostringstream probe_format;
@@ -350,6 +365,12 @@ void add_run_options(CLI::App* cmd, RunRequest& rq) {
   cmd->add_option("--nccl-lib", rq.nccl_lib,
                   "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then search)");
   cmd->add_option("-g,--gpus", rq.gpus, "GPUs each process drives with -B nccl (default 1)");
+  cmd->add_option("--repeat", rq.repeat,
+                  "run the whole sweep N times, each a separate launch; figures are medians over "
+                  "repetitions (default 1)");
+  cmd->add_option("--launch", rq.launch,
+                  "launcher prefix for each launch, e.g. 'mpirun -np 16 --hostfile hosts' or "
+                  "'srun -N 2 --ntasks-per-node 8'");
 }
 
 void register_run(CLI::App& app, Action& action) {

@@ -5,9 +5,11 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "collectives/launch/job.hpp"
 #include "report/writer.hpp"
 
 namespace cb {
@@ -38,11 +40,31 @@ struct RunRequest {
   std::string gloo_iface;
   std::string nccl_lib;
   std::string gpus;
+  std::string repeat = "1";  // --repeat N: the sweep N times, each a separate launch
+  std::string launch;        // --launch 'PREFIX': the user's launcher for each launch
   // An extra writer on rank 0 (tune adds its analysis this way).
   std::function<std::unique_ptr<Writer>()> extra_writer;
 };
 
 void add_run_options(CLI::App* cmd, RunRequest& rq);
 int execute_run(const RunRequest& rq);
+
+// Checks every option value of a request as execute_run does, before any work starts.
+void check_run_request(const RunRequest& rq);
+// --repeat's value (>= 1); a usage Error otherwise.
+int repeat_count(const RunRequest& rq);
+// The `run` command line that performs `rq`'s sweep once (for a fresh job), without its
+// outputs, format, progress, repetitions and launcher.
+std::vector<std::string> run_arguments(const RunRequest& rq);
+// `run --repeat N` / `--launch`: the sweep as N fresh jobs, records tagged with their
+// repetition, summaries (medians over repetitions) written at the end.
+int execute_repeated(const RunRequest& rq);
+
+// Refuses fresh jobs under mpirun/srun (exit 2) and checks rq.launch's launcher; `what` names
+// the option that asked for them.
+void check_job_launch(const RunRequest& rq, const char* what);
+// A job's notes and warnings, and when it succeeded its other stderr lines, each printed once
+// over a sweep of jobs.
+void print_diagnostics(const JobOutcome& job, std::set<std::string>& said);
 
 }  // namespace cb

@@ -18,53 +18,13 @@
 
 #include "collectives/launch.hpp"
 #include "collectives/launch/rank_exits.hpp"
+#include "collectives/launch/stop_signals.hpp"
+#include "collectives/launch/temp_dir.hpp"
 #include "common/error.hpp"
 
 namespace cb {
 
 namespace {
-
-volatile sig_atomic_t g_stop_signal = 0;
-
-void on_stop_signal(int sig) {
-  g_stop_signal = sig;
-}
-
-// SIGINT/SIGTERM/SIGHUP to the launcher stop the ranks and still clean up. No SA_RESTART, so a
-// blocking waitpid returns EINTR and the loop sees the signal.
-struct StopSignals {
-  StopSignals() {
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, &old[s]);
-  }
-  ~StopSignals() {
-    for (auto& [s, act] : old) sigaction(s, &act, nullptr);
-  }
-  std::map<int, struct sigaction> old;
-};
-
-// A fresh private directory for the ranks' FileStore, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/commbench-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) {
-      runtime_error("cannot create a temporary directory from {}: {}", tmpl, std::strerror(errno));
-    }
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks, const std::string& dir,
                  pid_t launcher) {
@@ -141,7 +101,7 @@ int run_local_ranks(const LocalLaunchOptions& o) {
   }
 
   while (!running.empty()) {
-    if (g_stop_signal && !stopping) {
+    if (signals.caught() && !stopping) {
       signal_all(SIGTERM);
       stop_phase = 1;
       begin_stop(1.0);
@@ -177,9 +137,9 @@ int run_local_ranks(const LocalLaunchOptions& o) {
     if (e.signaled || e.code != 0) begin_stop(o.grace_seconds);
   }
 
-  if (g_stop_signal) {
-    int sig = g_stop_signal;
-    g_stop_signal = 0;
+  if (signals.caught()) {
+    int sig = signals.caught();
+    signals.clear();
     runtime_error("interrupted by signal {} ({}); ranks stopped", sig, ::strsignal(sig));
   }
   RunVerdict v = judge(exits);

@@ -1,0 +1,278 @@
+#include "collectives/launch/job.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "collectives/launch/mpi_relaunch.hpp"
+#include "collectives/launch/stop_signals.hpp"
+#include "collectives/launch/temp_dir.hpp"
+#include "common/error.hpp"
+
+namespace cb {
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  return text.str();
+}
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+// The job's stderr: its last error line (the verdict commbench's own main prints when the job
+// ends; ranks' earlier lines are often reactions to it) becomes the message, the rest
+// diagnostics.
+void read_diagnostics(const std::string& text, JobOutcome& out) {
+  std::istringstream in(text);
+  std::string line, first_other;
+  const std::string tag = "commbench: ";
+  std::vector<std::string> lines;
+  int verdict = -1;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    bool ours = starts_with(line, tag.c_str());
+    bool remark =
+        ours && (starts_with(line, "commbench: note:") || starts_with(line, "commbench: warning:"));
+    if (ours && !remark) verdict = static_cast<int>(lines.size());
+    if (!ours && first_other.empty()) first_other = line;
+    lines.push_back(line);
+  }
+  for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
+    if (out.exit_code != 0 && i == verdict) {
+      out.message = lines[i].substr(tag.size());
+    } else {
+      out.diagnostics.push_back(lines[i]);
+    }
+  }
+  if (out.exit_code != 0 && out.message.empty() && !first_other.empty()) out.message = first_other;
+}
+
+[[noreturn]] void exec_child(const std::vector<std::string>& command, const EnvList& env,
+                             const std::string& stderr_path, pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // a launcher gets the chance to stop its ranks
+  if (::getppid() != parent) ::_exit(1);
+  int null_fd = ::open("/dev/null", O_WRONLY);
+  int err_fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (null_fd < 0 || err_fd < 0 || ::dup2(null_fd, STDOUT_FILENO) < 0 ||
+      ::dup2(err_fd, STDERR_FILENO) < 0) {
+    ::_exit(127);
+  }
+  for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+  std::vector<char*> argv;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::string msg = "commbench: cannot start " + command[0] + ": " + std::strerror(errno) + "\n";
+  ssize_t ignored = ::write(STDERR_FILENO, msg.data(), msg.size());
+  (void)ignored;
+  ::_exit(127);
+}
+
+// Waits for the job; a signal to commbench is passed on as SIGTERM, then SIGKILL after 10 s.
+int wait_for(pid_t pid, const StopSignals& signals, int& interrupted) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point kill_at{};
+  bool forwarded = false, killed = false;
+  int status = 0;
+  while (true) {
+    if (signals.caught() && !forwarded) {
+      interrupted = signals.caught();
+      ::kill(pid, SIGTERM);
+      forwarded = true;
+      kill_at = Clock::now() + std::chrono::seconds(10);
+    }
+    pid_t got = ::waitpid(pid, &status, forwarded ? WNOHANG : 0);
+    if (got == pid) return status;
+    if (got < 0 && errno != EINTR) return status;
+    if (forwarded) {
+      if (!killed && Clock::now() >= kill_at) {
+        ::kill(pid, SIGKILL);
+        killed = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+}
+
+bool is_openmpi_name(const std::string& name) {
+  for (const char* s : {"openmpi", "orterun", "prterun", "ompi"}) {
+    if (name.find(s) != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool is_mpich_name(const std::string& name) {
+  return name.find("mpich") != std::string::npos || name.find("hydra") != std::string::npos;
+}
+
+// `program` resolved through PATH and symbolic links, "" when not found.
+std::string resolve(const std::string& program) {
+  std::error_code ec;
+  auto canonical = [&](const std::filesystem::path& p) {
+    auto c = std::filesystem::canonical(p, ec);
+    return ec ? std::string() : c.string();
+  };
+  if (program.find('/') != std::string::npos) return canonical(program);
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    std::filesystem::path candidate = std::filesystem::path(dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return canonical(candidate);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string own_executable() {
+  char exe[4096];
+  ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (len <= 0) runtime_error("cannot find this program's executable: {}", std::strerror(errno));
+  return std::string(exe, static_cast<std::size_t>(len));
+}
+
+std::vector<std::string> split_command(const std::string& text) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(cur);
+      cur.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (c == '\\') {
+      if (++i == text.size()) usage_error("--launch '{}' ends with a lone backslash", text);
+      cur += text[i];
+    } else if (c == '\'') {
+      auto end = text.find('\'', i + 1);
+      if (end == std::string::npos) usage_error("--launch '{}' has an unterminated ' quote", text);
+      cur += text.substr(i + 1, end - i - 1);
+      i = end;
+    } else if (c == '"') {
+      ++i;
+      while (i < text.size() && text[i] != '"') {
+        if (text[i] == '\\' && i + 1 < text.size() && (text[i + 1] == '"' || text[i + 1] == '\\'))
+          ++i;
+        cur += text[i++];
+      }
+      if (i >= text.size()) usage_error("--launch '{}' has an unterminated \" quote", text);
+    } else {
+      cur += c;
+    }
+  }
+  if (in_word) words.push_back(cur);
+  if (words.empty()) usage_error("--launch is empty: expected a launcher such as 'mpirun -np 4'");
+  return words;
+}
+
+LauncherKind launcher_kind(const std::string& program, const std::string& build_flavor) {
+  std::string base = std::filesystem::path(program).filename().string();
+  if (base == "srun") return LauncherKind::Slurm;
+  for (const std::string& name : {base, resolve(program)}) {
+    if (is_openmpi_name(name)) return LauncherKind::OpenMpi;
+    if (is_mpich_name(name)) return LauncherKind::Mpich;
+  }
+  if (starts_with(base, "mpirun") || starts_with(base, "mpiexec")) {
+    return build_flavor == "MPICH" ? LauncherKind::Mpich : LauncherKind::OpenMpi;
+  }
+  usage_error(
+      "--launch '{}': cannot tell how to pass environment variables to every rank: expected "
+      "mpirun or mpiexec (Open MPI or MPICH) or srun",
+      program);
+}
+
+std::vector<std::string> launcher_command(const std::vector<std::string>& prefix, LauncherKind kind,
+                                          const EnvList& env,
+                                          const std::vector<std::string>& program) {
+  std::vector<std::string> cmd = prefix;
+  if (kind == LauncherKind::OpenMpi) {
+    for (const auto& [name, value] : env) cmd.insert(cmd.end(), {"-x", name});
+  } else if (kind == LauncherKind::Mpich) {
+    for (const auto& [name, value] : env) cmd.insert(cmd.end(), {"-genv", name, value});
+  } else if (!env.empty()) {
+    std::string exports = "--export=ALL";
+    bool comma = false;
+    for (const auto& [name, value] : env) comma = comma || value.find(',') != std::string::npos;
+    if (!comma) {
+      for (const auto& [name, value] : env) exports += "," + name + "=" + value;
+    }
+    cmd.push_back(exports);
+  }
+  cmd.insert(cmd.end(), program.begin(), program.end());
+  return cmd;
+}
+
+JobOutcome run_job(const JobSpec& spec) {
+  TempDir dir;
+  const std::string json = dir.path() + "/job.json", jsonl = dir.path() + "/job.jsonl";
+  const std::string err = dir.path() + "/stderr";
+  std::vector<std::string> program = {own_executable()};
+  program.insert(program.end(), spec.args.begin(), spec.args.end());
+  program.insert(program.end(),
+                 {"--output", json, "--output", jsonl, "--format", "csv", "--progress", "never"});
+  std::vector<std::string> command = program;
+  if (!spec.launch_prefix.empty()) {
+    command = launcher_command(spec.launch_prefix,
+                               launcher_kind(spec.launch_prefix[0], build_mpi_flavor()), spec.env,
+                               program);
+  }
+
+  StopSignals signals;
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t self = ::getpid();
+  std::fflush(nullptr);  // nothing buffered is written twice
+  pid_t pid = ::fork();
+  if (pid < 0) runtime_error("cannot start a job: fork failed: {}", std::strerror(errno));
+  if (pid == 0) exec_child(command, spec.env, err, self);
+
+  JobOutcome out;
+  int status = wait_for(pid, signals, out.interrupted);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (WIFSIGNALED(status)) {
+    out.exit_code = 1;
+  } else {
+    int code = WEXITSTATUS(status);
+    out.exit_code = code <= 5 ? code : 1;
+  }
+  read_diagnostics(read_text(err), out);
+  if (WIFSIGNALED(status) && out.message.empty()) {
+    out.message = fmt::format("the job was killed by signal {} ({})", WTERMSIG(status),
+                              ::strsignal(WTERMSIG(status)));
+  } else if (!WIFSIGNALED(status) && WEXITSTATUS(status) > 5 && out.message.empty()) {
+    out.message = fmt::format("the job exited with code {}", WEXITSTATUS(status));
+  }
+  if (out.interrupted) {
+    out.exit_code = 1;
+    out.message = fmt::format("interrupted by signal {} ({}); the job was stopped", out.interrupted,
+                              ::strsignal(out.interrupted));
+  }
+  out.records = read_text(jsonl);
+  if (out.exit_code == 0 || out.exit_code == 3) out.document = read_text(json);
+  return out;
+}
+
+}  // namespace cb

@@ -1,0 +1,60 @@
+// A whole commbench sweep as a fresh job: a child commbench process (which starts its ranks with
+// the local launcher or its own MPI re-execution), or the same program under a user's launcher
+// prefix (`--launch 'mpirun -np 16 --hostfile hosts'`, `srun -N 2`), with extra environment set
+// on every rank. The job writes its records into a private temporary directory; the caller gets
+// them back as text together with the job's exit code, mapped to commbench's own (0-5).
+// commbench stays the parent: a signal to it stops the job and is reported.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cb {
+
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+enum class LauncherKind { OpenMpi, Mpich, Slurm };
+
+struct JobSpec {
+  std::vector<std::string> args;  // commbench's arguments after the program name: {"run", ...}
+  EnvList env;                    // set on every rank
+  std::vector<std::string> launch_prefix;  // empty: commbench starts the ranks itself
+};
+
+struct JobOutcome {
+  int exit_code = 0;     // 0 ok, 1 runtime, 2 usage, 3 validation, 4 timeout, 5
+  std::string message;   // the job's verdict line (without "commbench: "), or how it ended
+  int interrupted = 0;   // the signal that stopped commbench while the job ran, else 0
+  std::string document;  // the job's JSON result document; empty when it did not finish
+  std::string records;   // the job's streamed JSONL records (what finished, even on failure)
+  std::vector<std::string> diagnostics;  // the job's other stderr lines (notes, warnings)
+  double seconds = 0;                    // wall time of the job
+};
+
+// Runs one job and waits for it. Throws a runtime Error only when it cannot be started at all.
+JobOutcome run_job(const JobSpec& spec);
+
+// Splits a launcher prefix into words as a POSIX shell would without expansions: blanks
+// separate, single quotes keep everything, double quotes keep all but \" and \\, a backslash
+// escapes the next character. Throws a usage Error on an unterminated quote or an empty prefix.
+std::vector<std::string> split_command(const std::string& text);
+
+// Which launcher a prefix's first word is: srun, an Open MPI mpirun/mpiexec/orterun/prterun, or
+// MPICH's mpiexec(.hydra|.mpich). Plain mpirun/mpiexec is resolved through PATH and symbolic
+// links (Debian's alternatives), else taken to be the MPI this build uses. Throws a usage Error
+// for anything else.
+LauncherKind launcher_kind(const std::string& program, const std::string& build_flavor);
+
+// The full command of a job under a launcher prefix: the prefix, the options that pass `env` to
+// every rank (Open MPI: -x NAME; MPICH: -genv NAME VALUE; srun: --export=ALL,NAME=VALUE, or
+// --export=ALL when a value holds a comma), then `program`. The variables are also set in the
+// launcher's own environment by run_job, which the -x and --export=ALL forms read.
+std::vector<std::string> launcher_command(const std::vector<std::string>& prefix, LauncherKind kind,
+                                          const EnvList& env,
+                                          const std::vector<std::string>& program);
+
+// This program's executable path (from /proc/self/exe).
+std::string own_executable();
+
+}  // namespace cb

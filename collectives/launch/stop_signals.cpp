@@ -1,0 +1,35 @@
+#include "collectives/launch/stop_signals.hpp"
+
+namespace cb {
+
+namespace {
+
+volatile sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+}
+
+}  // namespace
+
+StopSignals::StopSignals() {
+  g_stop_signal = 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, &old_[s]);
+}
+
+StopSignals::~StopSignals() {
+  for (auto& [s, act] : old_) sigaction(s, &act, nullptr);
+}
+
+int StopSignals::caught() const {
+  return g_stop_signal;
+}
+
+void StopSignals::clear() {
+  g_stop_signal = 0;
+}
+
+}  // namespace cb

@@ -1,0 +1,27 @@
+// SIGINT, SIGTERM and SIGHUP noted instead of ending the process while an object of this class
+// lives, so a parent can stop its children and clean up. The handlers are installed without
+// SA_RESTART, so a blocking waitpid returns EINTR and the caller sees the signal; the previous
+// handlers come back when the object goes.
+#pragma once
+
+#include <signal.h>
+
+#include <map>
+
+namespace cb {
+
+class StopSignals {
+ public:
+  StopSignals();
+  ~StopSignals();
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  // The last signal caught, 0 if none.
+  int caught() const;
+  void clear();
+
+ private:
+  std::map<int, struct sigaction> old_;
+};
+
+}  // namespace cb

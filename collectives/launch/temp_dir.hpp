@@ -1,0 +1,20 @@
+// A fresh private directory (mkdtemp under $TMPDIR, else /tmp), removed with everything in it.
+#pragma once
+
+#include <string>
+
+namespace cb {
+
+class TempDir {
+ public:
+  TempDir();  // throws a runtime Error when the directory cannot be created
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace cb
