@@ -1,5 +1,5 @@
-// `commbench compare BASE NEW`: match records, judge each change against threshold and noise,
-// report in the chosen format; exit 5 on a regression.
+// `commbench compare BASE... NEW`: match records, judge each change over repetitions (or, with one
+// per side, against threshold and noise), report in the chosen format; exit 5 on a regression.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -17,12 +17,12 @@ namespace cb {
 namespace {
 
 struct CompareRequest {
-  std::string base;
-  std::string next;
+  std::vector<std::string> files;  // BASE... NEW
   std::string threshold = "5";
   std::string noise_factor = "1";
   std::string latency_bytes = "64K";
   bool fail_on_missing = false;
+  std::string alpha = "0.05";
   std::string format = "table";
   std::string output;
 };
@@ -44,6 +44,10 @@ CompareOptions validate(const CompareRequest& rq) {
   }
   o.latency_bytes = parse_size(rq.latency_bytes, "--latency-bytes");
   o.fail_on_missing = rq.fail_on_missing;
+  o.alpha = parse_double(rq.alpha, "--alpha");
+  if (!(o.alpha > 0 && o.alpha < 1)) {
+    usage_error("invalid --alpha '{}': expected a level between 0 and 1, e.g. 0.05", rq.alpha);
+  }
   return o;
 }
 
@@ -52,11 +56,11 @@ const std::vector<std::string>& output_formats() {
   return kFormats;
 }
 
-// The worst regression, for the one-line exit message.
+// The worst credible regression (the first the report lists), for the one-line exit message.
 std::string worst(const CompareReport& r) {
   const Comparison* w = nullptr;
-  for (const auto& c : r.rows) {
-    if (c.verdict == Verdict::Regression && (!w || c.worse > w->worse)) w = &c;
+  for (const Comparison* c : r.ordered()) {
+    if (c->verdict == Verdict::Regression && !w) w = c;
   }
   if (!w) return fmt::format("{} only in base", describe(r.base_only.front()));
   return fmt::format("{} {} {:+.1f}%", describe(w->key), metric_name(w->metric), w->change * 100);
@@ -70,8 +74,11 @@ int execute(const CompareRequest& rq) {
     file_format = report_format_for_path(rq.output, output_formats());
     check_output_directory(rq.output);
   }
-  ResultFile base = read_result_file(rq.base);
-  ResultFile next = read_result_file(rq.next);
+  std::vector<ResultFile> base;
+  for (std::size_t i = 0; i + 1 < rq.files.size(); ++i) {
+    for (const auto& path : result_paths(rq.files[i])) base.push_back(read_result_file(path));
+  }
+  ResultFile next = read_result_file(rq.files.back());
   CompareReport report = compare_results(base, next, options);
 
   write_compare_report(report, rq.format, std::cout);
@@ -93,15 +100,21 @@ int execute(const CompareRequest& rq) {
 
 void register_compare(CLI::App& app, Action& action) {
   auto rq = std::make_shared<CompareRequest>();
-  CLI::App* c = app.add_subcommand("compare", "compare two result files; exit 5 on a regression");
-  c->add_option("BASE", rq->base, "baseline result file (.json, .jsonl or .csv)")->required();
-  c->add_option("NEW", rq->next, "new result file (.json, .jsonl or .csv)")->required();
+  CLI::App* c = app.add_subcommand(
+      "compare", "compare BASE... NEW result files; exit 5 on a credible regression");
+  c->add_option("FILES", rq->files,
+                "baseline result files or directories of earlier runs (.json, .jsonl, .csv), "
+                "then the new result file")
+      ->required()
+      ->expected(2, -1);
   c->add_option("--threshold", rq->threshold,
                 "percent change that counts as a regression or improvement (default 5)");
   c->add_option("--noise-factor", rq->noise_factor,
                 "noise band = factor x max((p99-p50)/p50) of both records; 0 = off (default 1)");
   c->add_option("--latency-bytes", rq->latency_bytes,
                 "compare time below this size, busbw from it (default 64K)");
+  c->add_option("--alpha", rq->alpha,
+                "false discovery rate of the significance test over repetitions (default 0.05)");
   c->add_flag("--fail-on-missing", rq->fail_on_missing,
               "records only in BASE count as regressions");
   c->add_option("--format", rq->format, "stdout format: table, csv, json, md (default table)");

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "report/compare.hpp"
+#include "report/repetitions.hpp"
 
 namespace cb {
 
@@ -137,10 +139,26 @@ RequirementResult evaluate(const ResultRequirement& q, const std::vector<ResultF
   out.severity = q.severity;
   std::vector<Limit> limits = limits_of(q);
   for (const auto& l : limits) out.expected += (out.expected.empty() ? "" : "; ") + bound_text(l);
+  // Each measurement of a file judged on its median over repetitions (`run --repeat` summaries,
+  // or one record per repetition in a .jsonl).
+  std::deque<ResultRecord> medians;
   std::vector<Sourced> matched;
+  std::size_t fewest = 0, most = 0;
   for (const auto& f : files) {
+    std::map<RecordKey, std::vector<ResultRecord>> groups;
+    std::vector<RecordKey> order;
     for (const auto& r : f.records) {
-      if (matches(q, r)) matched.push_back({&r, &f.path});
+      if (!matches(q, r)) continue;
+      auto& g = groups[key_of(r)];
+      if (g.empty()) order.push_back(key_of(r));
+      for (auto& launch : launches_of(r)) g.push_back(std::move(launch));
+    }
+    for (const auto& k : order) {
+      const auto& g = groups[k];
+      medians.push_back(g.size() == 1 ? g.front() : summarize_repetitions(g));
+      matched.push_back({&medians.back(), &f.path});
+      fewest = fewest == 0 ? g.size() : std::min(fewest, g.size());
+      most = std::max(most, g.size());
     }
   }
   if (matched.empty()) {
@@ -159,6 +177,11 @@ RequirementResult evaluate(const ResultRequirement& q, const std::vector<ResultF
     }
   }
   measured.push_back(fmt::format("{} record{}", matched.size(), matched.size() == 1 ? "" : "s"));
+  if (most > 1) {
+    measured.back() += fewest == most
+                           ? fmt::format(", each the median of {} repetitions", most)
+                           : fmt::format(", each the median of {}-{} repetitions", fewest, most);
+  }
   for (const auto& m : measured) out.measured += (out.measured.empty() ? "" : "; ") + m;
   if (shortfalls > out.details.size()) {
     out.details.push_back(fmt::format("... and {} more", shortfalls - out.details.size()));

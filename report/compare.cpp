@@ -9,26 +9,35 @@
 
 #include "common/environment.hpp"
 #include "common/units.hpp"
+#include "report/repetitions.hpp"
+#include "report/significance.hpp"
 
 namespace cb {
 
 namespace {
 
-using Group = std::vector<const ResultRecord*>;
+using Group = std::vector<ResultRecord>;  // one record per repetition (launch)
 
-// Records of one file grouped by key; several records with one key (runs concatenated into one
-// .jsonl) are reduced to the median by time_us (the lower median for an even count).
-std::map<RecordKey, Group> group_by_key(const ResultFile& f) {
+// Records of the files grouped by key, one entry per repetition: a summary record from
+// `run --repeat` contributes each of its repetitions, a plain record one, several records with
+// one key (runs concatenated into one .jsonl, a directory of earlier runs) one each.
+std::map<RecordKey, Group> group_by_key(const std::vector<const ResultFile*>& files) {
   std::map<RecordKey, Group> groups;
-  for (const auto& r : f.records) groups[key_of(r)].push_back(&r);
+  for (const ResultFile* f : files) {
+    for (const auto& r : f->records) {
+      for (auto& launch : launches_of(r)) groups[key_of(r)].push_back(std::move(launch));
+    }
+  }
   for (auto& [key, g] : groups) {
-    std::stable_sort(g.begin(), g.end(), [](auto* a, auto* b) { return a->time_us < b->time_us; });
+    std::stable_sort(g.begin(), g.end(),
+                     [](const auto& a, const auto& b) { return a.time_us < b.time_us; });
   }
   return groups;
 }
 
+// The median repetition by time (the lower one for an even count), for the single-launch rule.
 const ResultRecord& median(const Group& g) {
-  return *g[(g.size() - 1) / 2];
+  return g[(g.size() - 1) / 2];
 }
 
 // Warnings are collected once each, in the order found.
@@ -114,16 +123,64 @@ void compare_meta(const RunMeta& a, const RunMeta& b, const nlohmann::json& ta,
   compare_topology(ta, tb, w);
 }
 
+double figure(const ResultRecord& r, Metric metric) {
+  return metric == Metric::Busbw ? r.busbw_GBps.value_or(0) : r.time_us;
+}
+
 Side side_of(const Group& g, Metric metric) {
-  const ResultRecord& r = median(g);
   Side s;
-  s.value = metric == Metric::Busbw ? r.busbw_GBps.value_or(0) : r.time_us;
-  s.p50_us = r.p50_us;
-  s.p99_us = r.p99_us;
-  s.cv = r.cv;
-  s.spread = spread(r);
+  std::vector<double> p50, p99, cv;
+  for (const auto& r : g) {
+    s.values.push_back(figure(r, metric));
+    p50.push_back(r.p50_us);
+    p99.push_back(r.p99_us);
+    cv.push_back(r.cv);
+  }
   s.runs = static_cast<int>(g.size());
+  if (g.size() == 1) {
+    s.value = s.values.front();
+    s.p50_us = g.front().p50_us;
+    s.p99_us = g.front().p99_us;
+    s.cv = g.front().cv;
+    s.spread = spread(g.front());
+    return s;
+  }
+  s.value = median_of(s.values);
+  s.p50_us = median_of(p50);
+  s.p99_us = median_of(p99);
+  s.cv = median_of(cv);
+  s.spread = s.p50_us > 0 ? std::max(0.0, (s.p99_us - s.p50_us) / s.p50_us) : 0;
   return s;
+}
+
+// One-sided p-values of "new is worse" and "new is better" over the repetitions.
+std::pair<double, double> directional_p(const Comparison& c) {
+  const auto& b = c.base.values;
+  const auto& n = c.next.values;
+  if (c.metric == Metric::Time) return {mann_whitney_greater(b, n), mann_whitney_greater(n, b)};
+  return {mann_whitney_greater(n, b), mann_whitney_greater(b, n)};
+}
+
+// Neighbouring sizes of the same series that moved the same way by more than half the
+// threshold: 0, 1 or 2.
+void count_support(std::vector<Comparison>& rows, double threshold) {
+  std::map<RecordKey, std::vector<Comparison*>> series;
+  for (auto& c : rows) {
+    RecordKey k = c.key;
+    k.bytes = 0;
+    series[k].push_back(&c);  // rows are in key order, so by size within a series
+  }
+  auto same_way = [threshold](const Comparison& a, const Comparison& b) {
+    return std::abs(b.worse) > threshold / 2 && (a.worse > 0) == (b.worse > 0);
+  };
+  for (auto& [k, list] : series) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      int support = 0;
+      if (i > 0 && same_way(*list[i], *list[i - 1])) ++support;
+      if (i + 1 < list.size() && same_way(*list[i], *list[i + 1])) ++support;
+      list[i]->support = support;
+    }
+  }
 }
 
 Verdict decide(const Comparison& c, const CompareOptions& o) {
@@ -153,6 +210,10 @@ std::string describe(const RecordKey& k) {
 
 const char* metric_name(Metric m) {
   return m == Metric::Busbw ? "busbw" : "time";
+}
+
+const char* method_name(Method m) {
+  return m == Method::UTest ? "u-test" : "noise-band";
 }
 
 const char* verdict_name(Verdict v) {
@@ -196,28 +257,61 @@ std::string CompareReport::summary() const {
       count(Verdict::Unchanged), base_only.size(), new_only.size());
 }
 
+std::vector<const Comparison*> CompareReport::ordered() const {
+  std::vector<const Comparison*> out;
+  for (const auto& c : rows) out.push_back(&c);
+  std::stable_sort(out.begin(), out.end(), [](const Comparison* a, const Comparison* b) {
+    if (a->verdict != b->verdict)
+      return static_cast<int>(a->verdict) < static_cast<int>(b->verdict);
+    if (a->verdict != Verdict::Regression && a->verdict != Verdict::Improvement) return false;
+    if (a->support != b->support) return a->support > b->support;
+    return std::abs(a->worse) > std::abs(b->worse);
+  });
+  return out;
+}
+
 CompareReport compare_results(const ResultFile& base, const ResultFile& next,
                               const CompareOptions& options) {
+  return compare_results(std::vector<ResultFile>{base}, next, options);
+}
+
+CompareReport compare_results(const std::vector<ResultFile>& bases, const ResultFile& next,
+                              const CompareOptions& options) {
   CompareReport report;
-  report.base_path = base.path;
+  std::vector<const ResultFile*> base_files;
+  for (const auto& b : bases) base_files.push_back(&b);
+  report.base_path = bases.size() == 1 ? bases.front().path
+                                       : fmt::format("{} files ({} .. {})", bases.size(),
+                                                     bases.front().path, bases.back().path);
   report.new_path = next.path;
   report.options = options;
   Warnings warnings(report.warnings);
 
-  if (base.meta && next.meta) {
-    compare_meta(*base.meta, *next.meta, base.meta_json.value("topology", nlohmann::json()),
+  // Settings and hardware against the most recent base file that has metadata.
+  const ResultFile* base_meta = nullptr;
+  for (const ResultFile* f : base_files) {
+    if (f->meta) base_meta = f;
+  }
+  if (base_meta && next.meta) {
+    compare_meta(*base_meta->meta, *next.meta,
+                 base_meta->meta_json.value("topology", nlohmann::json()),
                  next.meta_json.value("topology", nlohmann::json()), warnings);
   }
-  for (const ResultFile* f : {&base, &next}) {
+  for (const ResultFile* f : base_files) {
     if (!f->meta) {
       report.notes.push_back(
           fmt::format("{} has no run metadata ({}): hosts, hardware and settings not compared",
                       f->path, f->format));
     }
   }
+  if (!next.meta) {
+    report.notes.push_back(
+        fmt::format("{} has no run metadata ({}): hosts, hardware and settings not compared",
+                    next.path, next.format));
+  }
 
-  auto base_groups = group_by_key(base);
-  auto new_groups = group_by_key(next);
+  auto base_groups = group_by_key(base_files);
+  auto new_groups = group_by_key({&next});
   for (const auto& [key, bg] : base_groups) {
     auto it = new_groups.find(key);
     if (it == new_groups.end()) {
@@ -248,11 +342,61 @@ CompareReport compare_results(const ResultFile& base, const ResultFile& next,
     c.median_worse = c.metric == Metric::Busbw ? 1 - c.base.p50_us / c.next.p50_us
                                                : c.next.p50_us / c.base.p50_us - 1;
     c.noise = options.noise_factor * std::max(c.base.spread, c.next.spread);
-    c.verdict = decide(c, options);
+    c.method = c.base.runs >= 2 && c.next.runs >= 2 ? Method::UTest : Method::NoiseBand;
     report.rows.push_back(c);
   }
   for (const auto& [key, ng] : new_groups) {
     if (!base_groups.count(key)) report.new_only.push_back(key);
+  }
+
+  // Significance over repetitions: one family for "worse", one for "better", each corrected
+  // with Benjamini-Hochberg over every record judged this way.
+  std::vector<Comparison*> tested;
+  std::vector<double> p_worse, p_better;
+  for (auto& c : report.rows) {
+    if (c.method != Method::UTest) continue;
+    auto [w, b] = directional_p(c);
+    tested.push_back(&c);
+    p_worse.push_back(w);
+    p_better.push_back(b);
+  }
+  auto q_worse = benjamini_hochberg(p_worse), q_better = benjamini_hochberg(p_better);
+  for (std::size_t i = 0; i < tested.size(); ++i) {
+    Comparison& c = *tested[i];
+    bool worse = c.worse >= 0;
+    c.p_value = worse ? p_worse[i] : p_better[i];
+    c.q_value = worse ? q_worse[i] : q_better[i];
+  }
+  int fallback = 0;
+  double weakest = 0;  // the largest smallest-possible p among tested records
+  for (auto& c : report.rows) {
+    if (c.method == Method::NoiseBand) {
+      ++fallback;
+      c.verdict = decide(c, options);
+      continue;
+    }
+    weakest = std::max(weakest, mann_whitney_min_p(c.base.runs, c.next.runs));
+    if (std::abs(c.worse) <= options.threshold) {
+      c.verdict = Verdict::Unchanged;
+    } else if (c.q_value <= options.alpha) {
+      c.verdict = c.worse > 0 ? Verdict::Regression : Verdict::Improvement;
+    } else {
+      c.verdict = Verdict::Noise;
+    }
+  }
+  count_support(report.rows, options.threshold);
+  if (fallback > 0) {
+    warnings.add(fmt::format(
+        "{} of {} records have one repetition on a side: no significance can be judged for them; "
+        "they are judged by the single-launch noise-band rule, which cannot tell a slow launch "
+        "from a regression: run both sides with --repeat 5 or more",
+        fallback, report.rows.size()));
+  }
+  if (!tested.empty() && weakest > options.alpha) {
+    warnings.add(fmt::format(
+        "too few repetitions: the smallest possible p-value is {:.3g}, above the level {:g}, so "
+        "no change can be significant: use --repeat 5 or more on both sides",
+        weakest, options.alpha));
   }
   return report;
 }

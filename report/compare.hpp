@@ -30,6 +30,7 @@ struct CompareOptions {
   double noise_factor = 1.0;                // band = factor x max(spread_base, spread_new)
   std::uint64_t latency_bytes = 64 * 1024;  // below this size time is compared, else busbw
   bool fail_on_missing = false;             // records only in BASE count as regressions
+  double alpha = 0.05;  // false discovery rate of the significance test over all records
 };
 
 enum class Metric { Busbw, Time };
@@ -48,8 +49,14 @@ struct Side {
   double p99_us = 0;
   double cv = 0;
   double spread = 0;
-  int runs = 1;  // records with this key in the file (the median one is used)
+  int runs = 1;                // repetitions (launches) of this measurement on this side
+  std::vector<double> values;  // the compared figure of each repetition
 };
+
+// How a comparison was judged: over repetitions with a significance test, or, with one
+// repetition on a side, by the single-launch noise-band rule.
+enum class Method { UTest, NoiseBand };
+const char* method_name(Method m);  // "u-test" or "noise-band"
 
 struct Comparison {
   RecordKey key;
@@ -59,6 +66,10 @@ struct Comparison {
   double worse = 0;         // fraction worse, positive = regression direction
   double median_worse = 0;  // the same computed from p50 times
   double noise = 0;         // noise band as a fraction
+  Method method = Method::NoiseBand;
+  double p_value = 1;  // u-test: one-sided p of a change in the observed direction
+  double q_value = 1;  // the same after the Benjamini-Hochberg correction over all records
+  int support = 0;     // neighbouring sizes (0-2) of the same series that moved the same way
   Verdict verdict = Verdict::Unchanged;
 };
 
@@ -73,8 +84,14 @@ struct CompareReport {
   int count(Verdict v) const;
   int regressions() const;      // including one-sided records when fail_on_missing
   std::string summary() const;  // one line: "12 compared: 1 regression, ..."
+  // Rows for reports: regressions, improvements, noise, unchanged; regressions and improvements
+  // with the most neighbouring-size support first, then by size of the change; key order else.
+  std::vector<const Comparison*> ordered() const;
 };
 
+// BASE may be several files (a history of earlier runs): their repetitions are pooled.
+CompareReport compare_results(const std::vector<ResultFile>& base, const ResultFile& next,
+                              const CompareOptions& options);
 CompareReport compare_results(const ResultFile& base, const ResultFile& next,
                               const CompareOptions& options);
 

@@ -42,20 +42,26 @@ std::string size_text(const RecordKey& k) {
 
 std::string rule(const CompareOptions& o) {
   return fmt::format(
-      "regression: worse by more than {:g}% and by more than the noise band "
-      "({:g} x max (p99-p50)/p50), with p50 agreeing; time compared below {}, busbw from {}",
-      o.threshold * 100, o.noise_factor, format_size(o.latency_bytes),
+      "regression: the median over repetitions worse by more than {:g}% and significant "
+      "(one-sided Mann-Whitney U, Benjamini-Hochberg q <= {:g} over all records); with one "
+      "repetition on a side: worse by more than {:g}% and the noise band ({:g} x max "
+      "(p99-p50)/p50), with p50 agreeing; time compared below {}, busbw from {}",
+      o.threshold * 100, o.alpha, o.threshold * 100, o.noise_factor, format_size(o.latency_bytes),
       format_size(o.latency_bytes));
 }
 
-// Regressions first, then improvements, noise, unchanged; key order within each.
-std::vector<const Comparison*> ordered(const CompareReport& r) {
-  std::vector<const Comparison*> rows;
-  for (const auto& c : r.rows) rows.push_back(&c);
-  std::stable_sort(rows.begin(), rows.end(), [](auto* a, auto* b) {
-    return static_cast<int>(a->verdict) < static_cast<int>(b->verdict);
-  });
-  return rows;
+std::string q_text(const Comparison& c) {
+  return c.method == Method::UTest ? fmt::format("{:.2g}", c.q_value) : std::string("-");
+}
+
+std::string runs_text(const Comparison& c) {
+  return fmt::format("{}/{}", c.base.runs, c.next.runs);
+}
+
+std::string support_text(const Comparison& c) {
+  return c.verdict == Verdict::Regression || c.verdict == Verdict::Improvement
+             ? fmt::format("{}/2", c.support)
+             : std::string("-");
 }
 
 void write_table(const CompareReport& r, std::ostream& out) {
@@ -63,16 +69,18 @@ void write_table(const CompareReport& r, std::ostream& out) {
   out << "# " << rule(r.options) << "\n";
   TextTable t;
   using A = TextTable::Align;
-  t.set_header({"collective", "backend", "algorithm", "dtype", "op", "place", "root", "ranks",
-                "size", "metric", "base", "new", "change", "p50 chg", "noise", "status"},
-               {A::Left, A::Left, A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right,
-                A::Left, A::Right, A::Right, A::Right, A::Right, A::Right, A::Left});
-  for (const Comparison* c : ordered(r)) {
+  t.set_header(
+      {"collective", "backend", "algorithm", "dtype", "op", "place", "root", "ranks", "size",
+       "metric", "base", "new", "change", "p50 chg", "noise", "q", "reps", "nbrs", "status"},
+      {A::Left, A::Left, A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right, A::Left,
+       A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Left});
+  for (const Comparison* c : r.ordered()) {
     const RecordKey& k = c->key;
     t.add_row({k.collective, k.backend, k.algorithm, k.dtype, k.op, k.placement, root_text(k.root),
                std::to_string(k.nranks), size_text(k), metric_name(c->metric),
                value(*c, c->base.value), value(*c, c->next.value), percent(c->change),
-               percent(p50_change(*c)), fmt::format("{:.1f}%", c->noise * 100),
+               percent(p50_change(*c)), fmt::format("{:.1f}%", c->noise * 100), q_text(*c),
+               runs_text(*c), support_text(*c),
                c->verdict == Verdict::Regression ? "REGRESSION" : verdict_name(c->verdict)});
   }
   if (!t.empty()) {
@@ -87,9 +95,11 @@ void write_table(const CompareReport& r, std::ostream& out) {
 }
 
 void write_csv(const CompareReport& r, std::ostream& out) {
-  out << csv_line({"collective", "backend", "algorithm", "dtype", "op", "placement", "root",
-                   "nranks", "bytes", "metric", "base", "new", "change_pct", "p50_change_pct",
-                   "noise_pct", "base_runs", "new_runs", "status"})
+  out << csv_line({"collective", "backend",  "algorithm",  "dtype",          "op",
+                   "placement",  "root",     "nranks",     "bytes",          "metric",
+                   "base",       "new",      "change_pct", "p50_change_pct", "noise_pct",
+                   "base_runs",  "new_runs", "status",     "method",         "p_value",
+                   "q_value",    "support"})
       << "\r\n";
   auto key_fields = [](const RecordKey& k) {
     return std::vector<std::string>{k.collective,
@@ -103,12 +113,15 @@ void write_csv(const CompareReport& r, std::ostream& out) {
                                     std::to_string(k.bytes)};
   };
   auto num = [](double v) { return fmt::format("{:.6g}", v); };
-  for (const Comparison* c : ordered(r)) {
+  for (const Comparison* c : r.ordered()) {
     auto f = key_fields(c->key);
-    f.insert(f.end(),
-             {metric_name(c->metric), num(c->base.value), num(c->next.value), num(c->change * 100),
-              num(p50_change(*c) * 100), num(c->noise * 100), std::to_string(c->base.runs),
-              std::to_string(c->next.runs), verdict_name(c->verdict)});
+    f.insert(
+        f.end(),
+        {metric_name(c->metric), num(c->base.value), num(c->next.value), num(c->change * 100),
+         num(p50_change(*c) * 100), num(c->noise * 100), std::to_string(c->base.runs),
+         std::to_string(c->next.runs), verdict_name(c->verdict), method_name(c->method),
+         c->method == Method::UTest ? num(c->p_value) : std::string(),
+         c->method == Method::UTest ? num(c->q_value) : std::string(), std::to_string(c->support)});
     out << csv_line(f) << "\r\n";
   }
   for (const auto* list : {&r.base_only, &r.new_only}) {
@@ -116,6 +129,7 @@ void write_csv(const CompareReport& r, std::ostream& out) {
       auto f = key_fields(k);
       f.resize(f.size() + 8);
       f.push_back(list == &r.base_only ? "base_only" : "new_only");
+      f.resize(f.size() + 4);
       out << csv_line(f) << "\r\n";
     }
   }
@@ -135,8 +149,8 @@ json key_json(const RecordKey& k) {
 }
 
 json side_json(const Side& s) {
-  return {{"value", s.value}, {"p50_us", s.p50_us}, {"p99_us", s.p99_us},
-          {"cv", s.cv},       {"spread", s.spread}, {"runs", s.runs}};
+  return {{"value", s.value},   {"p50_us", s.p50_us}, {"p99_us", s.p99_us}, {"cv", s.cv},
+          {"spread", s.spread}, {"runs", s.runs},     {"values", s.values}};
 }
 
 void write_json(const CompareReport& r, std::ostream& out) {
@@ -147,7 +161,9 @@ void write_json(const CompareReport& r, std::ostream& out) {
                {{"threshold_pct", r.options.threshold * 100},
                 {"noise_factor", r.options.noise_factor},
                 {"latency_bytes", r.options.latency_bytes},
-                {"fail_on_missing", r.options.fail_on_missing}}},
+                {"fail_on_missing", r.options.fail_on_missing},
+                {"alpha", r.options.alpha},
+                {"test", "one-sided Mann-Whitney U, Benjamini-Hochberg"}}},
               {"summary",
                {{"compared", r.rows.size()},
                 {"regressions", r.count(Verdict::Regression)},
@@ -162,7 +178,7 @@ void write_json(const CompareReport& r, std::ostream& out) {
               {"comparisons", json::array()},
               {"base_only", json::array()},
               {"new_only", json::array()}};
-  for (const Comparison* c : ordered(r)) {
+  for (const Comparison* c : r.ordered()) {
     json row = key_json(c->key);
     row["metric"] = metric_name(c->metric);
     row["unit"] = c->metric == Metric::Busbw ? "GB/s" : "us";
@@ -171,6 +187,10 @@ void write_json(const CompareReport& r, std::ostream& out) {
     row["change_pct"] = c->change * 100;
     row["p50_change_pct"] = p50_change(*c) * 100;
     row["noise_pct"] = c->noise * 100;
+    row["method"] = method_name(c->method);
+    row["p_value"] = c->method == Method::UTest ? json(c->p_value) : json(nullptr);
+    row["q_value"] = c->method == Method::UTest ? json(c->q_value) : json(nullptr);
+    row["support"] = c->support;
     row["status"] = verdict_name(c->verdict);
     doc["comparisons"].push_back(row);
   }
@@ -181,10 +201,11 @@ void write_json(const CompareReport& r, std::ostream& out) {
 
 void md_rows(MarkdownTable& t, const std::vector<const Comparison*>& rows) {
   using A = MarkdownTable::Align;
-  t.set_header({"collective", "backend/algorithm", "dtype", "op", "placement", "root", "ranks",
-                "size", "metric", "base", "new", "change", "p50 change", "noise", "status"},
-               {A::Left, A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right, A::Left,
-                A::Right, A::Right, A::Right, A::Right, A::Right, A::Left});
+  t.set_header(
+      {"collective", "backend/algorithm", "dtype", "op", "placement", "root", "ranks", "size",
+       "metric", "base", "new", "change", "p50 change", "noise", "q", "reps", "status"},
+      {A::Left, A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right, A::Left, A::Right,
+       A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Left});
   for (const Comparison* c : rows) {
     const RecordKey& k = c->key;
     bool bad = c->verdict == Verdict::Regression;
@@ -193,8 +214,8 @@ void md_rows(MarkdownTable& t, const std::vector<const Comparison*>& rows) {
                md_escape(k.dtype), md_escape(k.op), md_escape(k.placement), root_text(k.root),
                std::to_string(k.nranks), size_text(k), metric_name(c->metric),
                value(*c, c->base.value), value(*c, c->next.value), strong(percent(c->change)),
-               percent(p50_change(*c)), fmt::format("{:.1f}%", c->noise * 100),
-               strong(verdict_name(c->verdict))});
+               percent(p50_change(*c)), fmt::format("{:.1f}%", c->noise * 100), q_text(*c),
+               runs_text(*c), strong(verdict_name(c->verdict))});
   }
 }
 
@@ -215,7 +236,7 @@ void write_md(const CompareReport& r, std::ostream& out) {
   for (const auto& w : r.warnings) out << "> **Warning:** " << md_escape(w) << "\n>\n";
   if (!r.warnings.empty()) out << "\n";
   std::vector<const Comparison*> changed, unchanged;
-  for (const Comparison* c : ordered(r)) {
+  for (const Comparison* c : r.ordered()) {
     (c->verdict == Verdict::Unchanged ? unchanged : changed).push_back(c);
   }
   if (!changed.empty()) {

@@ -61,6 +61,67 @@ std::string number(double v) {
   return fmt::format("{:.6g}", v);
 }
 
+// The measured figures of one repetition inside a summary record.
+template <typename J>
+J repeat_json(const ResultRecord& r) {
+  J j = {{"repeat", r.repeat.value_or(0)},
+         {"iters", r.iters},
+         {"time_us", r.time_us},
+         {"min_us", r.min_us},
+         {"p50_us", r.p50_us},
+         {"p99_us", r.p99_us},
+         {"max_us", r.max_us},
+         {"cv", r.cv}};
+  j["algbw_GBps"] = r.algbw_GBps ? J(*r.algbw_GBps) : J(nullptr);
+  j["busbw_GBps"] = r.busbw_GBps ? J(*r.busbw_GBps) : J(nullptr);
+  j["wrong"] = r.wrong ? J(*r.wrong) : J(nullptr);
+  return j;
+}
+
+template <typename J>
+void repetition_fields_to_json(J& j, const ResultRecord& r) {
+  if (r.repeat) j["repeat"] = *r.repeat;
+  if (!r.repeats.empty()) {
+    j["repetitions"] = r.repeats.size();
+    J list = J::array();
+    for (const auto& x : r.repeats) list.push_back(repeat_json<J>(x));
+    j["repeats"] = list;
+  }
+}
+
+// The measured figures of a record (or of one repetition inside a summary).
+void read_figures(const json& j, ResultRecord& r) {
+  r.iters = get_count(j, "iters");
+  r.time_us = get_number(j, "time_us");
+  r.min_us = get_number(j, "min_us");
+  r.p50_us = get_number(j, "p50_us");
+  r.p99_us = get_number(j, "p99_us");
+  r.max_us = get_number(j, "max_us");
+  r.cv = get_number(j, "cv");
+  r.algbw_GBps = get_opt_number(j, "algbw_GBps");
+  r.busbw_GBps = get_opt_number(j, "busbw_GBps");
+  auto w = j.find("wrong");
+  if (w == j.end() || w->is_null()) {
+    r.wrong.reset();
+  } else {
+    r.wrong = get_count(j, "wrong");
+  }
+}
+
+// Reads a repetition's figures; the key fields come from its summary record.
+ResultRecord repeat_from_json(const json& j, const ResultRecord& summary) {
+  if (!j.is_object()) usage_error("result field 'repeats' must hold objects");
+  ResultRecord r = summary;
+  r.repeats.clear();
+  const json& index = field(j, "repeat");
+  if (!index.is_number_integer() || index.get<int>() < 0) {
+    usage_error("result field 'repeat' must be a non-negative integer");
+  }
+  r.repeat = index.get<int>();
+  read_figures(j, r);
+  return r;
+}
+
 }  // namespace
 
 void to_json(json& j, const ResultRecord& r) {
@@ -86,6 +147,7 @@ void to_json(json& j, const ResultRecord& r) {
   opt_to_json(j, "algbw_GBps", r.algbw_GBps);
   opt_to_json(j, "busbw_GBps", r.busbw_GBps);
   opt_to_json(j, "wrong", r.wrong);
+  repetition_fields_to_json(j, r);
 }
 
 void from_json(const json& j, ResultRecord& r) {
@@ -104,20 +166,18 @@ void from_json(const json& j, ResultRecord& r) {
   r.nnodes = static_cast<int>(get_count(j, "nnodes"));
   r.bytes = get_count(j, "bytes");
   r.count = get_count(j, "count");
-  r.iters = get_count(j, "iters");
-  r.time_us = get_number(j, "time_us");
-  r.min_us = get_number(j, "min_us");
-  r.p50_us = get_number(j, "p50_us");
-  r.p99_us = get_number(j, "p99_us");
-  r.max_us = get_number(j, "max_us");
-  r.cv = get_number(j, "cv");
-  r.algbw_GBps = get_opt_number(j, "algbw_GBps");
-  r.busbw_GBps = get_opt_number(j, "busbw_GBps");
-  auto w = j.find("wrong");
-  if (w == j.end() || w->is_null()) {
-    r.wrong.reset();
-  } else {
-    r.wrong = get_count(j, "wrong");
+  read_figures(j, r);
+  r.repeat.reset();
+  if (auto it = j.find("repeat"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<int>() < 0) {
+      usage_error("result field 'repeat' must be a non-negative integer");
+    }
+    r.repeat = it->get<int>();
+  }
+  r.repeats.clear();
+  if (auto it = j.find("repeats"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) usage_error("result field 'repeats' must be an array");
+    for (const auto& x : *it) r.repeats.push_back(repeat_from_json(x, r));
   }
 }
 
@@ -133,6 +193,7 @@ void to_json(json& j, const RunMeta& m) {
            {"libraries", m.libraries},
            {"environment", m.environment},
            {"topology", m.topology}};
+  if (m.repetitions > 0) j["repetitions"] = m.repetitions;
 }
 
 void from_json(const json& j, RunMeta& m) {
@@ -152,6 +213,7 @@ void from_json(const json& j, RunMeta& m) {
   m.nranks = integer("nranks");
   m.nnodes = integer("nnodes");
   m.ranks_per_node = integer("ranks_per_node");
+  m.repetitions = integer("repetitions");
   m.hosts.clear();
   if (auto it = j.find("hosts"); it != j.end() && it->is_array()) {
     for (const auto& h : *it) {
@@ -180,6 +242,7 @@ nlohmann::ordered_json ordered_json(const ResultRecord& r) {
     std::string key(column);
     out[key] = plain.at(key);
   }
+  repetition_fields_to_json(out, r);
   return out;
 }
 

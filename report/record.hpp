@@ -40,6 +40,11 @@ struct ResultRecord {
   std::optional<double> algbw_GBps;                       // empty for barrier
   std::optional<double> busbw_GBps;
   std::optional<std::uint64_t> wrong;  // empty when not checked
+  // `run --repeat N`: the repetition (launch) this record comes from, 0-based; empty otherwise.
+  std::optional<int> repeat;
+  // A summary over repetitions: the figures above are medians over these, one per launch (each
+  // with its `repeat`); empty for a record of one launch.
+  std::vector<ResultRecord> repeats;
 };
 
 // Run-wide facts written once per file.
@@ -55,6 +60,7 @@ struct RunMeta {
   std::map<std::string, std::string> libraries;    // backend -> "name version"
   std::map<std::string, std::string> environment;  // communication-steering variables only
   nlohmann::json topology;                         // summary, null when not probed
+  int repetitions = 0;  // `run --repeat N`: launches summarised; 0 for a single launch
 };
 
 void to_json(nlohmann::json& j, const ResultRecord& r);

@@ -1,5 +1,6 @@
 #include "report/result_reader.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -158,6 +159,25 @@ ResultFile read_result_file(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) usage_error("cannot read result file '{}': {}", path, std::strerror(errno));
   return parse_result_text(text.str(), path);
+}
+
+std::vector<std::string> result_paths(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) return {path};
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+    std::string name = e.path().filename().string();
+    if (!e.is_regular_file(ec) || ends_with(name, ".gbench.json")) continue;
+    if (ends_with(name, ".json") || ends_with(name, ".jsonl") || ends_with(name, ".csv")) {
+      out.push_back(e.path().string());
+    }
+  }
+  if (ec) usage_error("cannot read directory '{}': {}", path, ec.message());
+  if (out.empty()) {
+    usage_error("directory '{}' holds no result files (.json, .jsonl or .csv)", path);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::string file_label(const std::string& path) {

@@ -27,6 +27,11 @@ ResultFile read_result_file(const std::string& path);
 // The same from text already in memory; `path` is only used to pick the format and in messages.
 ResultFile parse_result_text(std::string_view text, const std::string& path);
 
+// `path` itself, or for a directory (a history of earlier runs) the result files in it (.json,
+// .jsonl, .csv; not .gbench.json), sorted by name. Throws a usage Error for a directory without
+// any.
+std::vector<std::string> result_paths(const std::string& path);
+
 // A short label for a file in tables and legends: its name without directory and extension.
 std::string file_label(const std::string& path);
 

@@ -142,11 +142,16 @@ TEST(Compare, WarnsWhenHardwareHostsLibrariesOrSettingsDiffer) {
   EXPECT_TRUE(has("mpi library differs: Open MPI 4.1.4 (base) vs Open MPI 5.0.3 (new)"));
   EXPECT_TRUE(has("NCCL_ALGO=Ring"));
   EXPECT_FALSE(has("orte_hnp_uri"));
-  EXPECT_EQ(r.warnings.size(), 4u);  // the library warning is not repeated per record
+  // The library warning is not repeated per record; the fifth says that one launch per side
+  // allows no significance test.
+  EXPECT_EQ(r.warnings.size(), 5u);
+  EXPECT_TRUE(has("no significance can be judged"));
 }
 
 TEST(Compare, LauncherVariablesAloneRaiseNoWarning) {
-  EXPECT_TRUE(fixtures("base.json", "new-regressed.json").warnings.empty());
+  auto warnings = fixtures("base.json", "new-regressed.json").warnings;
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("one repetition on a side"), std::string::npos);
 }
 
 TEST(Compare, RecordLibrariesAreComparedWithoutMeta) {
@@ -154,7 +159,7 @@ TEST(Compare, RecordLibrariesAreComparedWithoutMeta) {
   ResultRecord moved = allreduce(1 << 20, 200, 196, 200);
   moved.library = "MPICH 4.0.2";
   CompareReport r = compare_results(base, file_of({moved}, "new"), {});
-  ASSERT_EQ(r.warnings.size(), 1u);
+  ASSERT_EQ(r.warnings.size(), 2u);  // and the one-launch-per-side warning
   EXPECT_EQ(r.warnings[0], "mpi library differs: Open MPI 4.1.4 (base) vs MPICH 4.0.2 (new)");
   EXPECT_EQ(r.notes.size(), 2u);  // neither side has run metadata
 }

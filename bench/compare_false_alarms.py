@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""False alarms and detection of `commbench compare` over repeated launches, measured here.
+
+  bench/compare_false_alarms.py [--commbench PATH] [--pairs 10] [--repeat 5] [--min-time S]
+                                [--no-default-sweep]
+
+Runs, alternating in time so that a change of machine load hits both kinds alike,
+  B0, N0, B1, N1, ..., B(pairs-1), N(pairs-1), B(pairs)
+where every B is `commbench run -B mpi -N 2 -c allreduce,allgather,broadcast,alltoall -b 8
+-e 16M --repeat R` and every N the same with OMPI_MCA_coll_tuned_use_dynamic_rules=1
+OMPI_MCA_coll_tuned_allreduce_algorithm=1 (Open MPI's basic_linear allreduce: reduce to rank 0,
+then broadcast) in the environment.
+
+- false alarms: `compare B(i) B(i+1)` for every i (pairs of identical configurations); every
+  regression reported is a false alarm. Target: 0 in all pairs.
+- detection: `compare B(i) N(i)`. Per allreduce size, in how many pairs it was reported as a
+  regression, next to the change of the medians pooled over all runs (the size of the effect);
+  and how many regressions were reported for the collectives the variable does not touch
+  (target: 0).
+All at compare's default settings. Finally the wall time of `commbench run --repeat R` with the
+default sweep (unless --no-default-sweep). Prints `uptime` first and last: figures taken while
+the machine is busy are noisier.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SWEEP = ["-B", "mpi", "-N", "2", "-c", "allreduce,allgather,broadcast,alltoall", "-b", "8",
+         "-e", "16M"]
+SLOW = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+        "OMPI_MCA_coll_tuned_allreduce_algorithm": "1"}
+
+
+def uptime():
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def run(cb, out, repeat, min_time, env):
+    cmd = [cb, "run", *SWEEP, "--repeat", str(repeat), "--min-time", str(min_time), "--format",
+           "csv", "--output", out]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
+
+
+def compare(cb, base, new):
+    p = subprocess.run([cb, "compare", base, new, "--format", "json"], capture_output=True,
+                       text=True, timeout=300)
+    if p.returncode not in (0, 5):
+        sys.exit(f"compare {base} {new} failed ({p.returncode}):\n{p.stderr}")
+    return json.loads(p.stdout)
+
+
+def regressions(report):
+    return [c for c in report["comparisons"] if c["status"] == "regression"]
+
+
+def pooled_change(files_base, files_new):
+    """Per allreduce size: change of the median over every repetition of all runs."""
+    def values(files):
+        out = {}
+        for f in files:
+            for r in json.load(open(f))["results"]:
+                if r["collective"] != "allreduce":
+                    continue
+                metric = "busbw_GBps" if r["bytes"] >= 65536 else "time_us"
+                out.setdefault(r["bytes"], (metric, []))[1].extend(
+                    x[metric] for x in r.get("repeats", [r]))
+        return out
+    b, n = values(files_base), values(files_new)
+    out = {}
+    for size, (metric, vb) in b.items():
+        mb, mn = statistics.median(vb), statistics.median(n[size][1])
+        change = mn / mb - 1
+        out[size] = (metric, -change if metric == "busbw_GBps" else change)
+    return out
+
+
+def size_text(b):
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= scale:
+            return f"{b // scale} {unit}"
+    return f"{b} B"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--commbench", default=os.path.join("build", "cmd", "commbench"))
+    ap.add_argument("--pairs", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--min-time", type=float, default=0.01)
+    ap.add_argument("--no-default-sweep", action="store_true")
+    a = ap.parse_args()
+    env = dict(os.environ)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    slow_env = dict(env, **SLOW)
+    work = tempfile.mkdtemp(prefix="cb-false-alarms-")
+    print(f"# {uptime()}")
+    print(f"# sweep: run {' '.join(SWEEP)} --repeat {a.repeat} --min-time {a.min_time}")
+    start = time.monotonic()
+    base, new = [], []
+    for i in range(a.pairs + 1):
+        base.append(os.path.join(work, f"B{i}.json"))
+        run(a.commbench, base[-1], a.repeat, a.min_time, env)
+        if i < a.pairs:
+            new.append(os.path.join(work, f"N{i}.json"))
+            run(a.commbench, new[-1], a.repeat, a.min_time, slow_env)
+    runs_s = time.monotonic() - start
+
+    print(f"\n## false alarms: {a.pairs} pairs of identical configurations\n")
+    total = 0
+    for i in range(a.pairs):
+        rs = regressions(compare(a.commbench, base[i], base[i + 1]))
+        total += len(rs)
+        where = ", ".join(f"{r['collective']} {size_text(r['bytes'])}" for r in rs)
+        print(f"- B{i} -> B{i + 1}: {len(rs)} regressions{': ' + where if where else ''}")
+    print(f"\nfalse alarms: {total} regressions in {a.pairs} pairs (target 0)")
+
+    print(f"\n## detection: allreduce basic_linear on the new side, {a.pairs} pairs\n")
+    hits, others = {}, 0
+    compared = 0
+    for i in range(a.pairs):
+        rep = compare(a.commbench, base[i], new[i])
+        compared = rep["summary"]["compared"]
+        for r in regressions(rep):
+            if r["collective"] == "allreduce":
+                hits[r["bytes"]] = hits.get(r["bytes"], 0) + 1
+            else:
+                others += 1
+    effect = pooled_change(base, new)
+    print("| allreduce size | metric | pooled change (worse +) | detected in |")
+    print("|---:|---|---:|---:|")
+    for size in sorted(effect):
+        metric, change = effect[size]
+        print(f"| {size_text(size)} | {metric} | {change * 100:+.1f}% | "
+              f"{hits.get(size, 0)}/{a.pairs} |")
+    affected = [s for s, (_, c) in effect.items() if c > 0.20]
+    detected = sum(1 for s in affected if hits.get(s, 0) >= 0.9 * a.pairs)
+    print(f"\naffected sizes (pooled change worse than 20 %): {len(affected)}; detected in >= 90 % "
+          f"of pairs at {detected} of them")
+    print(f"regressions reported for allgather, broadcast, alltoall (untouched): {others} "
+          f"(target 0); {compared} records compared per pair")
+    print(f"\nwall time of the {2 * a.pairs + 1} runs: {runs_s:.0f} s "
+          f"({runs_s / (2 * a.pairs + 1):.1f} s per --repeat {a.repeat} run)")
+
+    if not a.no_default_sweep:
+        t = time.monotonic()
+        out = os.path.join(work, "default.json")
+        p = subprocess.run([a.commbench, "run", "--repeat", str(a.repeat), "--output", out],
+                           capture_output=True, text=True, env=env, timeout=1800)
+        if p.returncode != 0:
+            sys.exit(f"default sweep failed ({p.returncode}):\n{p.stderr}")
+        print(f"wall time of `commbench run --repeat {a.repeat}` (default sweep): "
+              f"{time.monotonic() - t:.0f} s")
+    print(f"# {uptime()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""`run --repeat N` and `--launch` through the real binary: every repetition a separate launch,
+records tagged with their repetition, medians over repetitions in the summaries, Google
+Benchmark aggregate rows, failures mapped to exit codes, and `compare`/`check` judging
+repetitions."""
+import json
+import os
+
+from cbtest import main, mpi_prefix, run, tempdir
+
+QUICK = ["-c", "allreduce", "-b", "8", "-e", "64K", "-f", "64", "--min-time", "0.005"]
+
+
+def one_error_line(p, *needles):
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, f"expected one stderr line, got:\n{p.stderr}"
+    assert lines[0].startswith("commbench: "), lines[0]
+    for n in needles:
+        assert n in lines[0], f"{n!r} not in {lines[0]!r}"
+
+
+def median(v):
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def test_repeat_runs_separate_launches_and_summarises():
+    d = tempdir()
+    out = {ext: os.path.join(d, "r" + ext) for ext in (".json", ".jsonl", ".csv", ".gbench.json")}
+    args = ["run", "-B", "gloo", *QUICK, "--repeat", "3", "--format", "csv"]
+    for path in out.values():
+        args += ["--output", path]
+    p = run(args, check=0)
+    doc = json.load(open(out[".json"]))
+    assert doc["meta"]["repetitions"] == 3, doc["meta"]
+    results = doc["results"]
+    assert [r["bytes"] for r in results] == [8, 512, 32768], results
+    for r in results:
+        assert r["repetitions"] == 3 and [x["repeat"] for x in r["repeats"]] == [0, 1, 2], r
+        assert r["time_us"] == median([x["time_us"] for x in r["repeats"]]), r
+        assert r["busbw_GBps"] == median([x["busbw_GBps"] for x in r["repeats"]]), r
+        assert "repeat" not in r
+    # Separate launches: each repetition has its own adaptive iteration counts and timings.
+    assert len({tuple(x["time_us"] for x in r["repeats"]) for r in results}) > 1
+    # .jsonl: every repetition's records, each with its index, as the launches ended.
+    lines = [json.loads(l) for l in open(out[".jsonl"])]
+    assert [(l["repeat"], l["bytes"]) for l in lines] == [(i, b) for i in range(3)
+                                                          for b in (8, 512, 32768)], lines
+    # CSV (stdout and file): one row per measurement with the medians.
+    rows = p.stdout.strip().splitlines()
+    assert len(rows) == 4, p.stdout
+    assert open(out[".csv"]).read().count("\n") == 4
+    # Google Benchmark: an iteration row per repetition, then mean/median/stddev aggregates.
+    bench = json.load(open(out[".gbench.json"]))["benchmarks"]
+    name = "allreduce/gloo/default/float/sum/out/8"
+    mine = [b for b in bench if b["run_name"] == name]
+    assert [b["run_type"] for b in mine] == ["iteration"] * 3 + ["aggregate"] * 3, mine
+    assert [b["repetition_index"] for b in mine[:3]] == [0, 1, 2]
+    assert [b["aggregate_name"] for b in mine[3:]] == ["mean", "median", "stddev"]
+    assert mine[4]["name"] == name + "_median" and mine[4]["repetitions"] == 3
+    assert abs(mine[4]["real_time"] - results[0]["time_us"]) < 1e-9
+
+
+def test_repeat_table_says_figures_are_medians():
+    p = run(["run", "-B", "gloo", *QUICK, "--repeat", "2"], check=0)
+    assert "median over 2 launches" in p.stdout, p.stdout
+
+
+def test_bad_repeat_values_are_usage_errors():
+    for bad in ("0", "-1", "x", "1001"):
+        p = run(["run", "-B", "gloo", *QUICK, "--repeat", bad], check=2)
+        one_error_line(p, "--repeat")
+
+
+def test_repeat_under_a_launcher_is_refused():
+    p = run(["run", "-B", "mpi", *QUICK, "--repeat", "2"], np=2, check=2)
+    assert "--launch" in p.stderr and p.stderr.startswith("commbench: "), p.stderr
+
+
+def test_unknown_launcher_is_a_usage_error():
+    p = run(["run", "-B", "gloo", *QUICK, "--launch", "ssh node1"], check=2)
+    one_error_line(p, "--launch", "ssh")
+
+
+def test_failed_repetition_maps_exit_and_leaves_no_file():
+    d = tempdir()
+    out = os.path.join(d, "r.json")
+    p = run(["run", "-B", "gloo", *QUICK, "--repeat", "3", "--output", out],
+            env={"COMMBENCH_TEST_FAULT": "die:1"}, check=1)
+    one_error_line(p, "repetition 1 of 3", "rank 1", "signal 9")
+    assert os.listdir(d) == [], os.listdir(d)
+
+
+def test_validation_failure_in_a_repetition_is_exit_3_with_results():
+    d = tempdir()
+    out = os.path.join(d, "r.json")
+    p = run(["run", "-B", "gloo", *QUICK, "--repeat", "2", "--output", out],
+            env={"COMMBENCH_TEST_FAULT": "corrupt:1"}, check=3)
+    assert "repetition 1 of 2" in p.stderr and "validation failed" in p.stderr, p.stderr
+    results = json.load(open(out))["results"]
+    assert all(r["wrong"] > 0 for r in results), results
+
+
+def test_launch_prefix_runs_each_repetition_under_mpirun():
+    d = tempdir()
+    out = os.path.join(d, "r.json")
+    prefix = " ".join(mpi_prefix(2))
+    run(["run", "-B", "mpi", *QUICK, "--repeat", "2", "--launch", prefix, "--output", out],
+        check=0)
+    results = json.load(open(out))["results"]
+    assert results and all(r["nranks"] == 2 and r["repetitions"] == 2 for r in results), results
+
+
+def test_compare_and_check_judge_repetitions():
+    d = tempdir()
+    a, b = os.path.join(d, "a.json"), os.path.join(d, "b.jsonl")
+    run(["run", "-B", "gloo", *QUICK, "--repeat", "3", "--output", a], check=0)
+    run(["run", "-B", "gloo", *QUICK, "--repeat", "3", "--output", b], check=0)
+    p = run(["compare", a, b, "--format", "json"])
+    assert p.returncode in (0, 5), p.stderr
+    rows = json.loads(p.stdout)["comparisons"]
+    assert rows and all(r["method"] == "u-test" and r["base"]["runs"] == 3 and
+                        r["new"]["runs"] == 3 and r["q_value"] is not None for r in rows), rows
+    # A directory of earlier runs is a baseline: its repetitions are pooled.
+    hist = os.path.join(d, "history")
+    os.mkdir(hist)
+    os.rename(a, os.path.join(hist, "a.json"))
+    p = run(["compare", hist, b, "--format", "json"])
+    assert p.returncode in (0, 5), p.stderr
+    assert all(r["base"]["runs"] == 3 for r in json.loads(p.stdout)["comparisons"])
+    spec = os.path.join(d, "spec.toml")
+    with open(spec, "w") as f:
+        f.write('[[results]]\ncollective = "allreduce"\nmax_time_us = 1e9\n')
+    p = run(["check", spec, b], check=0)
+    assert "median of 3 repetitions" in p.stdout, p.stdout
+
+
+if __name__ == "__main__":
+    main([test_repeat_runs_separate_launches_and_summarises,
+          test_repeat_table_says_figures_are_medians,
+          test_bad_repeat_values_are_usage_errors,
+          test_repeat_under_a_launcher_is_refused,
+          test_unknown_launcher_is_a_usage_error,
+          test_failed_repetition_maps_exit_and_leaves_no_file,
+          test_validation_failure_in_a_repetition_is_exit_3_with_results,
+          test_launch_prefix_runs_each_repetition_under_mpirun,
+          test_compare_and_check_judge_repetitions])
