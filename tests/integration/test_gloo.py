@@ -75,7 +75,8 @@ def test_mpi_and_gloo_side_by_side():
     libraries = doc["meta"]["libraries"]
     assert libraries["mpi"].startswith("Open MPI" if is_openmpi() else "MPICH"), libraries
     assert libraries["gloo"].startswith("Gloo "), libraries
-    assert_validated([{k: "" if v is None else str(v) for k, v in r.items()} for r in doc["results"]])
+    as_csv = [{k: "" if v is None else str(v) for k, v in r.items()} for r in doc["results"]]
+    assert_validated(as_csv)
     backends = {(r["backend"], r["library"]) for r in doc["results"]}
     assert {b for b, _ in backends} == {"mpi", "gloo"}, backends
     per_backend = {}

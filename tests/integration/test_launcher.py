@@ -182,10 +182,12 @@ def test_jsonl_keeps_every_finished_case_when_the_run_is_killed():
     d = fresh_tmpdir()
     out = os.path.join(d, "..", os.path.basename(d) + "-r.jsonl")
     env = dict(os.environ, TMPDIR=d, CUDA_VISIBLE_DEVICES="")
-    # 24 sizes of 50 iterations each, up to 64 MiB: seconds of work after the first records.
-    proc = subprocess.Popen([COMMBENCH, "run", "-N", "2", "-c", "allreduce", "-b", "8", "-e", "64M",
-                             "-n", "50", "-w", "1", "--format", "csv", "--output", out], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # 9 sizes of 50 iterations each, up to 64 MiB: seconds of work after the first records, and
+    # fewer records in all than a stream buffer holds, so only a flush can show them early.
+    args = ["run", "-N", "2", "-c", "allreduce", "-b", "1K", "-e", "64M", "-f", "4", "-n", "50",
+            "-w", "1", "--format", "csv", "--output", out]
+    proc = subprocess.Popen([COMMBENCH] + args, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
     seen = []
     try:
         while proc.poll() is None and len(seen) < 3:
@@ -202,7 +204,10 @@ def test_jsonl_keeps_every_finished_case_when_the_run_is_killed():
     kept = [json.loads(l) for l in complete_lines(out)]
     os.remove(out)
     assert len(kept) >= len(seen) >= 3, (len(kept), len(seen))
-    assert [r["bytes"] for r in kept[:3]] == [8, 16, 32], kept[:3]
+    # Killed with cases still to run: what was read came from flushes during the run, not from
+    # the writes at its end.
+    assert len(kept) < 9, f"all 9 cases had finished when the records appeared: {len(kept)}"
+    assert [r["bytes"] for r in kept[:3]] == [1024, 4096, 16384], kept[:3]
     assert all(r["collective"] == "allreduce" and r["wrong"] == 0 for r in kept), kept
     for entry in os.listdir(d):  # only the rendezvous directory can stay after SIGKILL
         subprocess.run(["rm", "-rf", os.path.join(d, entry)], check=True)
