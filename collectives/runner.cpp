@@ -58,6 +58,7 @@ Runner::Runner(Backend& backend, Control& control, Watchdog& watchdog, RunnerOpt
   send_ = memory_.allocate(needs_.send);
   recv_ = memory_.allocate(needs_.recv);
   parse_fault(fault_hang_rank_, fault_corrupt_rank_);
+  diagnostics_ = TimingDiagnostics::from_environment();
 }
 
 Runner::~Runner() {
@@ -69,8 +70,11 @@ CollectiveCall Runner::call_for(const Case& c) const {
   return {c.collective, c.dtype, c.op, c.placement, std::max(c.root, 0), c.count, send_, recv_};
 }
 
+// Between batches only the watchdog's deadline moves: its thread sleeps through the batch, and
+// no other commbench thread exists, so the timed loop has the rank's core to itself.
 double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
                          IterationTimer* timer, std::vector<double>* samples) {
+  watchdog_.rearm();
   if (comm.rank() == fault_die_rank()) std::raise(SIGKILL);
   if (comm.rank() == fault_hang_rank_) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // never enters the call
@@ -81,6 +85,7 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
     timer = own.get();
   }
   timer->reserve(n);
+  if (diagnostics_) diagnostics_->audit().before_batch();
   timer->start();
   for (std::uint64_t i = 0; i < n; ++i) {
     comm.issue(call);
@@ -89,6 +94,7 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   }
   comm.complete();
   timer->stop();
+  if (diagnostics_) diagnostics_->audit().after_batch();
   if (samples) {
     auto s = timer->samples_us();
     samples->insert(samples->end(), s.begin(), s.end());
@@ -225,6 +231,9 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   // Slowest rank's mean, and per-iteration samples as the max over ranks.
   control_.max(&elapsed, 1);
   control_.max(samples.data(), samples.size());
+  if (diagnostics_) {
+    diagnostics_->write_case(comm.rank(), backend_.name(), describe(c), c.bytes, samples);
+  }
   m.time_us = m.iters ? elapsed / static_cast<double>(m.iters) : 0.0;
   m.stats = summarize(std::move(samples));
 

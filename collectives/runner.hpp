@@ -8,6 +8,7 @@
 #include "collectives/backend.hpp"
 #include "collectives/plan.hpp"
 #include "collectives/stats.hpp"
+#include "collectives/timing_diagnostics.hpp"
 #include "collectives/watchdog.hpp"
 #include "report/record.hpp"
 
@@ -60,6 +61,7 @@ class Runner {
   void* send_ = nullptr;
   void* recv_ = nullptr;
   std::uint64_t progress_ = 0;
+  std::unique_ptr<TimingDiagnostics> diagnostics_;  // COMMBENCH_DIAGNOSTICS
   int fault_hang_rank_ = -1;     // test-only fault injection: COMMBENCH_TEST_FAULT=hang:R
   int fault_corrupt_rank_ = -1;  // COMMBENCH_TEST_FAULT=corrupt:R
 };

@@ -1,0 +1,161 @@
+// The watchdog sleeps to its deadline (no wake-ups while progress is made or it is re-armed in
+// time), fires exactly when nothing moves, and the thread audit sees which threads ran.
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "collectives/thread_audit.hpp"
+#include "collectives/timing_diagnostics.hpp"
+#include "collectives/watchdog.hpp"
+
+namespace cb {
+namespace {
+
+using namespace std::chrono_literals;
+
+void spin_for(std::chrono::milliseconds d, const std::function<void()>& each) {
+  const auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) each();
+}
+
+TEST(Watchdog, SleepsThroughAnArmedStretchShorterThanItsTimeout) {
+  Watchdog w(30, false);
+  w.arm("allreduce 8 B float sum");
+  std::uint64_t n = 0;
+  // A second of "timed batches", re-armed between them: a 200 ms poll would wake 5 times.
+  for (int batch = 0; batch < 10; ++batch) {
+    w.rearm();
+    spin_for(100ms, [&] { w.progress(++n); });
+  }
+  w.disarm();
+  EXPECT_EQ(w.wakeups(), 0u);
+}
+
+TEST(Watchdog, WakesOncePerTimeoutWhileIdle) {
+  Watchdog w(0.2, false);
+  std::this_thread::sleep_for(1100ms);
+  // About every 0.2 s (fewer when the machine is busy): neither a poll nor asleep for good.
+  EXPECT_GE(w.wakeups(), 2u);
+  EXPECT_LE(w.wakeups(), 6u);
+}
+
+TEST(WatchdogDeathTest, FiresWhenNothingMovesForTheTimeout) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Watchdog w(0.3, true);
+        w.arm("broadcast 1 MiB float");
+        std::this_thread::sleep_for(5s);
+        std::_Exit(0);
+      },
+      testing::ExitedWithCode(4), "commbench: timeout: broadcast 1 MiB float made no progress");
+}
+
+TEST(WatchdogDeathTest, ProgressInsideALongBatchKeepsItQuiet) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Watchdog w(0.4, true);
+        w.arm("long batch");
+        std::uint64_t n = 0;
+        spin_for(1600ms, [&] {  // four timeouts long, never re-armed
+          w.progress(++n);
+          std::this_thread::sleep_for(1ms);
+        });
+        w.disarm();
+        std::_Exit(w.wakeups() <= 5 ? 0 : 1);  // one per timeout
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+TEST(WatchdogDeathTest, RearmingInTimeKeepsItQuiet) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Watchdog w(0.3, true);
+        w.arm("batches");
+        for (int i = 0; i < 8; ++i) {
+          std::this_thread::sleep_for(150ms);  // no progress at all, but re-armed in time
+          w.rearm();
+        }
+        w.disarm();
+        std::_Exit(0);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+TEST(WatchdogDeathTest, DisarmedItNeverFires) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Watchdog w(0.1, true);
+        w.arm("set-up");
+        w.disarm();
+        std::this_thread::sleep_for(600ms);
+        std::_Exit(0);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+TEST(ThreadAudit, SeesAThreadThatRunsDuringABatchAndNotOneThatSleeps) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> spinner_tid{0}, sleeper_tid{0};
+  std::thread spinner([&] {
+    spinner_tid = static_cast<int>(::syscall(SYS_gettid));
+    while (!stop) std::this_thread::sleep_for(1ms);  // wakes a thousand times a second
+  });
+  std::mutex mu;
+  std::condition_variable cv;
+  std::thread sleeper([&] {
+    sleeper_tid = static_cast<int>(::syscall(SYS_gettid));
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return stop.load(); });
+  });
+  while (!spinner_tid || !sleeper_tid) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(50ms);  // the sleeper is in its long sleep
+  ThreadAudit audit;
+  audit.before_batch();
+  spin_for(200ms, [] {});
+  audit.after_batch();
+  {
+    std::lock_guard lock(mu);
+    stop = true;
+  }
+  cv.notify_all();
+  spinner.join();
+  sleeper.join();
+  bool saw_spinner = false, saw_sleeper = false;
+  for (const auto& a : audit.activity()) {
+    if (a.tid == spinner_tid) {
+      saw_spinner = true;
+      EXPECT_EQ(a.batches, 1u);
+      EXPECT_GT(a.slices, 10u);
+    }
+    if (a.tid == sleeper_tid) {
+      saw_sleeper = true;
+      EXPECT_EQ(a.batches, 0u);
+      EXPECT_EQ(a.slices, 0u);
+    }
+    EXPECT_NE(a.tid, static_cast<int>(::syscall(SYS_gettid)));  // never the caller
+  }
+  EXPECT_TRUE(saw_spinner);
+  EXPECT_TRUE(saw_sleeper);
+  EXPECT_EQ(audit.batches(), 1u);
+}
+
+TEST(TimingDiagnostics, ShareAboveTenTimesTheMedian) {
+  EXPECT_EQ(share_above_median_multiple({}, 10), 0.0);
+  std::vector<double> s(98, 1.0);
+  s.push_back(10.0);  // exactly 10 x p50: not above
+  s.push_back(10.5);
+  EXPECT_DOUBLE_EQ(share_above_median_multiple(s, 10), 0.01);
+}
+
+}  // namespace
+}  // namespace cb
