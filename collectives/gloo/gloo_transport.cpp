@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <map>
+#include <mutex>
 #include <set>
 
 #include "collectives/gloo/gloo_errors.hpp"
@@ -99,12 +101,20 @@ TransportChoice choose_transport(const std::string& iface, bool single_host) {
 }
 
 std::shared_ptr<::gloo::transport::Device> make_device(const TransportChoice& choice) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, std::string>, std::weak_ptr<::gloo::transport::Device>>
+      live;
+  std::lock_guard lock(mu);
+  auto& slot = live[{choice.iface, choice.hostname}];
+  if (auto device = slot.lock()) return device;
   ::gloo::transport::tcp::attr attr;
   attr.iface = choice.iface;
   attr.hostname = choice.hostname;
   attr.ai_family = AF_INET;
-  return guarded("device creation (" + choice.describe() + ")",
-                 [&] { return ::gloo::transport::tcp::CreateDevice(attr); });
+  auto device = guarded("device creation (" + choice.describe() + ")",
+                        [&] { return ::gloo::transport::tcp::CreateDevice(attr); });
+  slot = device;
+  return device;
 }
 
 std::shared_ptr<::gloo::rendezvous::Context> connect(
@@ -117,7 +127,7 @@ std::shared_ptr<::gloo::rendezvous::Context> connect(
 }
 
 std::chrono::milliseconds gloo_timeout(double timeout_seconds) {
-  return std::chrono::milliseconds(static_cast<long long>((timeout_seconds + 5.0) * 1000.0));
+  return std::chrono::milliseconds(static_cast<long long>((2 * timeout_seconds + 5.0) * 1000.0));
 }
 
 }  // namespace cb::gloo_backend

@@ -29,6 +29,9 @@ void check_interface(const std::string& iface);
 // Interface names on this host, "lo, eth0".
 std::string interface_names();
 
+// One device per address in this process, shared by whoever asks while it lives (the control
+// channel and the backend): every Gloo TCP device runs an event thread that wakes every 10 ms,
+// so a second device would add as many wake-ups to every timed batch.
 std::shared_ptr<::gloo::transport::Device> make_device(const TransportChoice& choice);
 
 // A context connected to every other rank; `timeout` bounds the rendezvous and every later
@@ -37,8 +40,9 @@ std::shared_ptr<::gloo::rendezvous::Context> connect(
     ::gloo::rendezvous::Store& store, std::shared_ptr<::gloo::transport::Device>& device, int rank,
     int size, std::chrono::milliseconds timeout);
 
-// --timeout in seconds as Gloo's timeout: a little longer than the watchdog's, so a rank that
-// stops making progress is reported as a timeout (exit 4) rather than as a Gloo I/O error.
+// --timeout in seconds as Gloo's timeout: longer than the watchdog can take (twice --timeout when
+// a rank stops inside a long batch), so a rank that stops making progress is reported as a
+// timeout (exit 4) rather than as a Gloo I/O error.
 std::chrono::milliseconds gloo_timeout(double timeout_seconds);
 
 }  // namespace cb::gloo_backend
