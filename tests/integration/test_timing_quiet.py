@@ -1,0 +1,76 @@
+"""While a batch is timed, no commbench thread other than the rank's main thread runs.
+
+Every rank audits /proc/self/task around its timed batches (COMMBENCH_DIAGNOSTICS) during a
+fixed-iteration run of more than half a second of timed work, so that a watchdog polling every
+200 ms would be seen running in them; commbench names its own threads "cb-...". MPI under this
+build's launcher, and Gloo under the local launcher."""
+import json
+import os
+import shutil
+
+from cbtest import main, parse_csv, run, tempdir
+
+CASE = ["-c", "allreduce", "-b", "64K", "-e", "64K", "--no-check", "--progress", "never",
+        "--format", "csv"]
+TARGET_S = 1.5  # timed seconds aimed at
+AT_LEAST_S = 0.6  # three 200 ms polls
+
+
+def have_gloo():
+    p = run(["list", "backends"], check=0)
+    return any(line.split()[:2] == ["gloo", "available"] for line in p.stdout.splitlines())
+
+
+def audited_run(backend_args, np):
+    # Iterations for TARGET_S of timed work, from a short adaptive run of the same case.
+    p = run(["run"] + backend_args + CASE + ["--min-time", "0.05"], np=np, check=0)
+    per_iter_us = float(parse_csv(p.stdout)[0]["time_us"])
+    iters = int(min(max(TARGET_S * 1e6 / per_iter_us, 1000), 5_000_000))
+    d = tempdir()
+    try:
+        diag = os.path.join(d, "diagnostics.jsonl")
+        p = run(["run"] + backend_args + CASE + ["-n", str(iters), "-w", "10"], np=np,
+                env={"COMMBENCH_DIAGNOSTICS": diag}, check=0, timeout=300)
+        rows = parse_csv(p.stdout)
+        with open(diag) as f:
+            lines = [json.loads(line) for line in f]
+    finally:
+        shutil.rmtree(d)
+    return rows, lines
+
+
+def assert_quiet(rows, lines, nranks, library_threads_at_most=None):
+    assert len(rows) == 1, rows
+    timed_s = float(rows[0]["time_us"]) * int(rows[0]["iters"]) / 1e6
+    assert timed_s >= AT_LEAST_S, f"only {timed_s:.2f} s timed: too short to catch a poll"
+    assert sorted(d["rank"] for d in lines) == list(range(nranks)), lines
+    for d in lines:
+        assert d["batches"] == 2, d  # the warm-up batch and the fixed one
+        others = d["other_threads"]
+        # The audit sees commbench's own thread (so the check below is not vacuous) ...
+        assert any(t["name"] == "cb-watchdog" for t in others), others
+        # ... and none of commbench's threads ran in any timed batch.
+        ran = [t for t in others if t["name"].startswith("cb-") and t["batches"] > 0]
+        libs = [t for t in others if not t["name"].startswith("cb-") and t["batches"] > 0]
+        assert not ran, f"rank {d['rank']}: ran while timed: {ran} (library threads: {libs})"
+        if library_threads_at_most is not None:
+            assert len(libs) <= library_threads_at_most, f"rank {d['rank']}: {libs}"
+
+
+def test_mpi_ranks_run_alone_while_timed():
+    rows, lines = audited_run(["-B", "mpi"], np=2)
+    assert_quiet(rows, lines, 2)
+
+
+def test_gloo_ranks_run_alone_while_timed():
+    if not have_gloo():
+        from cbtest import Skip
+        raise Skip("this build has no Gloo backend")
+    rows, lines = audited_run(["-B", "gloo", "-N", "2"], np=None)
+    # Gloo's TCP device thread carries the data (and wakes every 10 ms); the control channel
+    # shares that device, so it adds no second one.
+    assert_quiet(rows, lines, 2, library_threads_at_most=1)
+
+
+if __name__ == "__main__":
+    main([test_mpi_ranks_run_alone_while_timed, test_gloo_ranks_run_alone_while_timed])
