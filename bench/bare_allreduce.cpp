@@ -1,6 +1,8 @@
-// The yardstick: a bare back-to-back MPI_Allreduce loop on float/sum, timed with MPI_Wtime
-// around the whole loop (like nccl-tests' host timing). Prints "bytes time_us busbw_GBps" per
-// size, the time being the slowest rank's mean.
+// The MPI yardstick: a bare back-to-back MPI_Allreduce loop on float/sum, timed with MPI_Wtime
+// around the whole loop (like nccl-tests' host timing). Per size it prints
+// "bytes time_us busbw_GBps iters p50_us share_above_10x_p50": time_us is the slowest rank's
+// mean; the last two come from a second loop of the same length with a time-stamp-counter read
+// after each iteration (per-iteration samples, each the max over ranks).
 // Usage: bare_allreduce BYTES [BYTES...] [--min-time SECONDS]
 #include <mpi.h>
 
@@ -10,6 +12,10 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "collectives/stats.hpp"
+#include "collectives/timer.hpp"
+#include "collectives/timing_diagnostics.hpp"
 
 namespace {
 
@@ -21,6 +27,23 @@ double timed_loop(float* send, float* recv, int count, long iters) {
   double t = MPI_Wtime() - t0;
   MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return t;
+}
+
+// Per-iteration microseconds, each the max over ranks (commbench's own time-stamp timer).
+std::vector<double> sampled_loop(float* send, float* recv, int count, long iters) {
+  auto timer = cb::make_host_timer();
+  timer->reserve(static_cast<std::size_t>(iters));
+  MPI_Barrier(MPI_COMM_WORLD);
+  timer->start();
+  for (long i = 0; i < iters; ++i) {
+    MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    timer->mark();
+  }
+  timer->stop();
+  std::vector<double> us = timer->samples_us();
+  MPI_Allreduce(MPI_IN_PLACE, us.data(), static_cast<int>(us.size()), MPI_DOUBLE, MPI_MAX,
+                MPI_COMM_WORLD);
+  return us;
 }
 
 }  // namespace
@@ -51,10 +74,13 @@ int main(int argc, char** argv) {
     }
     iters = std::max(1L, static_cast<long>(iters * (min_time / std::max(t, 1e-9))));
     t = timed_loop(send.data(), recv.data(), count, iters);
+    std::vector<double> samples = sampled_loop(send.data(), recv.data(), count, iters);
     double us = t / static_cast<double>(iters) * 1e6;
     double busbw = static_cast<double>(count) * 4 / us / 1e3 * 2.0 * (size - 1) / size;
-    if (rank == 0)
-      std::printf("%ld %.6g %.6g %ld\n", static_cast<long>(count) * 4, us, busbw, iters);
+    if (rank == 0) {
+      std::printf("%ld %.6g %.6g %ld %.6g %.6g\n", static_cast<long>(count) * 4, us, busbw, iters,
+                  cb::summarize(samples).p50, cb::share_above_median_multiple(samples, 10));
+    }
   }
   MPI_Finalize();
   return 0;

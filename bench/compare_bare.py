@@ -1,77 +1,190 @@
 #!/usr/bin/env python3
-"""commbench against a bare back-to-back MPI_Allreduce loop, same sizes, interleaved launches.
+"""commbench against bare back-to-back allreduce loops on Open MPI, MPICH and Gloo.
 
-Prints, per size, the median over rounds and the best round of each side's time and busbw, and
-their ratios:
-  time ratio  = commbench time_us / bare time_us      (target <= 1.05 at 8 B)
-  busbw ratio = commbench busbw / bare busbw          (target >= 0.97 at 4 MiB)
-And the wall time of the default sweep (all collectives, 8 B - 64 MiB, validated, 2 ranks).
+Each round launches, per backend, the bare loop and commbench once each (their order alternates
+between rounds), with the same sizes, float sum, out of place, 2 ranks:
+  openmpi  mpirun.openmpi -np N --bind-to core --mca btl self,vader: bench/bare_allreduce and
+           `commbench run -B mpi` from the Open MPI build (--build)
+  mpich    mpiexec.mpich -n N -bind-to core: bare_allreduce and commbench from the MPICH build
+           (--mpich-build)
+  gloo     no launcher: bench/bare_gloo_allreduce starts N ranks itself (gloo::allreduce over TCP
+           on 127.0.0.1, FileStore rendezvous) and `commbench run -B gloo -N N` its local launcher
 
-Usage: bench/compare_bare.py [--build DIR] [--rounds N] [--np N] [--sizes 8,4194304]
+Printed per backend, as the median over rounds (and the best round: noise only adds):
+  time ratio   = commbench time_us / bare time_us at the smallest size (target <= 1.05)
+  bw ratio     = commbench busbw / bare busbw at the largest size      (target >= 0.97)
+  >10x p50     = share of iterations slower than 10 x the median iteration, each side
+                 (commbench's from COMMBENCH_DIAGNOSTICS; bare loops time a second loop of the
+                 same length per iteration)
+The load average is printed before and after: figures taken while the machine is busy are noise.
+
+Usage: bench/compare_bare.py [--rounds 7] [--backends openmpi,mpich,gloo] [--sizes 8,4194304]
+         [--min-time 0.2] [--build build] [--mpich-build build-mpich]
+         [--commbench-openmpi PATH] [--commbench-mpich PATH] [--per-round] [--sweep]
 """
 import argparse
 import csv
 import io
+import json
 import os
 import statistics
 import subprocess
+import sys
+import tempfile
 import time
 
+TIME_TARGET = 1.05
+BW_TARGET = 0.97
 
-def launcher(np, flavor):
+
+def mpi_launcher(flavor, np):
     if flavor == "mpich":
         return ["mpiexec.mpich", "-n", str(np), "-bind-to", "core"]
     return ["mpirun.openmpi", "-np", str(np), "--bind-to", "core", "--mca", "btl", "self,vader"]
 
 
+def parse_bare(out):
+    """bare loops print: bytes time_us busbw_GBps iters p50_us share_above_10x_p50"""
+    rows = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 6:
+            rows[int(f[0])] = {"t": float(f[1]), "bw": float(f[2]), "share": float(f[5])}
+    return rows
+
+
+def parse_commbench(out, diag_path):
+    rows = {}
+    for row in csv.DictReader(io.StringIO(out)):
+        rows[int(row["bytes"])] = {"t": float(row["time_us"]),
+                                   "bw": float(row["busbw_GBps"] or 0), "share": None}
+    if os.path.exists(diag_path):
+        with open(diag_path) as f:
+            for line in f:
+                d = json.loads(line)
+                if d.get("rank") == 0 and d["bytes"] in rows:
+                    rows[d["bytes"]]["share"] = float(d["share_above_10x_p50"])
+        os.unlink(diag_path)
+    return rows
+
+
+def run(cmd, env):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    if p.returncode != 0:
+        sys.exit(f"compare_bare: {' '.join(cmd)} exited {p.returncode}:\n{p.stderr[-2000:]}")
+    return p.stdout
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", default="build")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--backends", default="openmpi,mpich,gloo")
+    ap.add_argument("--sizes", default="8,4194304", help="exactly two sizes: small,large")
+    ap.add_argument("--min-time", default="0.2", help="seconds per size, both sides")
     ap.add_argument("--np", type=int, default=2)
-    ap.add_argument("--sizes", default="8,4194304")
-    ap.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
-    ap.add_argument("--min-time", default="0.2")
+    ap.add_argument("--build", default="build", help="the Open MPI build (also runs gloo)")
+    ap.add_argument("--mpich-build", default="build-mpich")
+    ap.add_argument("--commbench-openmpi", help="commbench binary to measure (Open MPI, gloo)")
+    ap.add_argument("--commbench-mpich", help="commbench binary to measure (MPICH)")
+    ap.add_argument("--per-round", action="store_true", help="also print every round's ratios")
+    ap.add_argument("--sweep", action="store_true",
+                    help="also time the default sweep (all collectives, 8 B - 64 MiB) on Open MPI")
     a = ap.parse_args()
+    small, large = (int(s) for s in a.sizes.split(","))
+    backends = a.backends.split(",")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    sizes = [int(s) for s in a.sizes.split(",")]
-    commbench = os.path.join(a.build, "cmd", "commbench")
-    bare = os.path.join(a.build, "bench", "bare_allreduce")
-    mpi = launcher(a.np, a.mpi)
-    results = {s: {"bare_t": [], "bare_bw": [], "cb_t": [], "cb_bw": []} for s in sizes}
-    for _ in range(a.rounds):
-        out = subprocess.run(mpi + [bare] + [str(s) for s in sizes] + ["--min-time", a.min_time],
-                             capture_output=True, text=True, env=env, check=True).stdout
-        for line in out.split("\n"):
-            if line.strip():
-                b, t, bw, _ = line.split()
-                results[int(b)]["bare_t"].append(float(t))
-                results[int(b)]["bare_bw"].append(float(bw))
-        for s in sizes:
-            out = subprocess.run(mpi + [commbench, "run", "-c", "allreduce", "-b", str(s), "-e", str(s),
-                                        "--min-time", a.min_time, "--format", "csv", "--no-check"],
-                                 capture_output=True, text=True, env=env, check=True).stdout
-            row = next(csv.DictReader(io.StringIO(out)))
-            results[s]["cb_t"].append(float(row["time_us"]))
-            results[s]["cb_bw"].append(float(row["busbw_GBps"] or 0))
-    # This class of VM is bimodal per launch (a launch lands in a fast or a 2-4x slower state),
-    # so besides the median over rounds the best round of each side is compared: noise only adds.
-    for stat_name, stat in (("median", statistics.median), ("best", None)):
-        print(f"{stat_name} of {a.rounds} rounds")
-        print(f"{'bytes':>10} {'bare us':>10} {'cb us':>10} {'time ratio':>10} {'bare GB/s':>10} {'cb GB/s':>10} {'bw ratio':>9}")
-        for s in sizes:
-            v = results[s]
-            if stat:
-                r = {k: stat(x) for k, x in v.items()}
-            else:
-                r = {"bare_t": min(v["bare_t"]), "cb_t": min(v["cb_t"]),
-                     "bare_bw": max(v["bare_bw"]), "cb_bw": max(v["cb_bw"])}
-            print(f"{s:>10} {r['bare_t']:>10.4g} {r['cb_t']:>10.4g} {r['cb_t'] / r['bare_t']:>10.3f} "
-                  f"{r['bare_bw']:>10.4g} {r['cb_bw']:>10.4g} {r['cb_bw'] / r['bare_bw'] if r['bare_bw'] else 0:>9.3f}")
-    t0 = time.monotonic()
-    subprocess.run(mpi + [commbench, "run", "--format", "csv"], capture_output=True, env=env, check=True)
-    print(f"default sweep (all collectives, 8 B - 64 MiB, validated, {a.np} ranks): "
-          f"{time.monotonic() - t0:.1f} s wall")
+    env.pop("COMMBENCH_DIAGNOSTICS", None)
+    cb_ompi = a.commbench_openmpi or os.path.join(a.build, "cmd", "commbench")
+    cb_mpich = a.commbench_mpich or os.path.join(a.mpich_build, "cmd", "commbench")
+    bare_mpi = {"openmpi": os.path.join(a.build, "bench", "bare_allreduce"),
+                "mpich": os.path.join(a.mpich_build, "bench", "bare_allreduce")}
+    bare_gloo = os.path.join(a.build, "bench", "bare_gloo_allreduce")
+    cb_args = ["run", "-c", "allreduce", "-b", str(small), "-e", str(large),
+               "-i", str(large - small), "--min-time", a.min_time, "--format", "csv",
+               "--no-check", "--progress", "never"]
+    sizes = [str(small), str(large), "--min-time", a.min_time]
+
+    def commands(b):
+        if b == "gloo":
+            return ([bare_gloo] + sizes + ["--np", str(a.np)],
+                    [cb_ompi] + cb_args + ["-B", "gloo", "-N", str(a.np)])
+        mpi = mpi_launcher(b, a.np)
+        return mpi + [bare_mpi[b]] + sizes, mpi + [cb_mpich if b == "mpich" else cb_ompi] + \
+            cb_args + ["-B", "mpi"]
+
+    tmp = tempfile.mkdtemp(prefix="compare-bare-")
+    diag = os.path.join(tmp, "diagnostics.jsonl")
+    load_before = os.getloadavg()
+    t_start = time.monotonic()
+    results = {b: [] for b in backends}  # per round: (bare rows, commbench rows)
+    for r in range(a.rounds):
+        for b in backends:
+            bare_cmd, cb_cmd = commands(b)
+            got = {}
+            for side in (("bare", "cb") if r % 2 == 0 else ("cb", "bare")):
+                if side == "bare":
+                    got["bare"] = parse_bare(run(bare_cmd, env))
+                else:
+                    out = run(cb_cmd, dict(env, COMMBENCH_DIAGNOSTICS=diag))
+                    got["cb"] = parse_commbench(out, diag)
+            results[b].append((got["bare"], got["cb"]))
+    os.rmdir(tmp)
+    load_after = os.getloadavg()
+
+    def fmt_share(v):
+        return "n/a" if v is None else f"{100 * v:.3f}%"
+
+    print(f"commbench vs bare allreduce loops, float sum, {a.np} ranks, {a.rounds} interleaved "
+          f"rounds, --min-time {a.min_time} s per size")
+    print(f"load average (1, 5, 15 min): before {load_before[0]:.2f} {load_before[1]:.2f} "
+          f"{load_before[2]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f} "
+          f"{load_after[2]:.2f}; {os.cpu_count()} CPUs; {time.monotonic() - t_start:.0f} s")
+    header = (f"{'backend':<8} {'stat':<6} {'bare us':>9} {'cb us':>9} {'time x':>7} "
+              f"{'bare GB/s':>9} {'cb GB/s':>9} {'bw x':>6} "
+              f"{'>10x p50 ' + str(small) + ' B bare/cb':>26} {'at ' + str(large) + ' B bare/cb':>22}")
+    print(header)
+    verdicts = []
+    for b in backends:
+        rounds = results[b]
+        t_bare = [x[0][small]["t"] for x in rounds]
+        t_cb = [x[1][small]["t"] for x in rounds]
+        bw_bare = [x[0][large]["bw"] for x in rounds]
+        bw_cb = [x[1][large]["bw"] for x in rounds]
+        t_ratio = [c / s for c, s in zip(t_cb, t_bare)]
+        bw_ratio = [c / s if s else 0 for c, s in zip(bw_cb, bw_bare)]
+
+        def shares(side, size):
+            v = [x[side][size]["share"] for x in rounds]
+            return None if any(s is None for s in v) else statistics.median(v)
+
+        med = (statistics.median(t_bare), statistics.median(t_cb), statistics.median(t_ratio),
+               statistics.median(bw_bare), statistics.median(bw_cb), statistics.median(bw_ratio))
+        best = (min(t_bare), min(t_cb), min(t_cb) / min(t_bare),
+                max(bw_bare), max(bw_cb), max(bw_cb) / max(bw_bare) if max(bw_bare) else 0)
+        for name, v in (("median", med), ("best", best)):
+            share_small = f"{fmt_share(shares(0, small))} / {fmt_share(shares(1, small))}"
+            share_large = f"{fmt_share(shares(0, large))} / {fmt_share(shares(1, large))}"
+            print(f"{b:<8} {name:<6} {v[0]:>9.4g} {v[1]:>9.4g} {v[2]:>7.3f} {v[3]:>9.4g} "
+                  f"{v[4]:>9.4g} {v[5]:>6.3f} "
+                  f"{share_small if name == 'median' else '':>26} "
+                  f"{share_large if name == 'median' else '':>22}")
+        if a.per_round:
+            print(f"{'':<8} rounds: time x " + " ".join(f"{x:.3f}" for x in t_ratio))
+            print(f"{'':<8} rounds: bw x   " + " ".join(f"{x:.3f}" for x in bw_ratio))
+        ok_t = med[2] <= TIME_TARGET
+        ok_bw = med[5] >= BW_TARGET
+        verdicts.append(f"{b}: {small} B time x {med[2]:.3f} ({'meets' if ok_t else 'misses'} "
+                        f"<= {TIME_TARGET}), {large} B bw x {med[5]:.3f} "
+                        f"({'meets' if ok_bw else 'misses'} >= {BW_TARGET})")
+    print("time x = commbench time_us / bare time_us; bw x = commbench busbw / bare busbw; "
+          "medians over rounds of each round's ratio (best: best round of each side)")
+    for v in verdicts:
+        print(v)
+    if a.sweep:
+        t0 = time.monotonic()
+        run(mpi_launcher("openmpi", a.np) + [cb_ompi, "run", "--format", "csv"], env)
+        print(f"default sweep (all collectives, 8 B - 64 MiB, validated, {a.np} ranks, Open MPI): "
+              f"{time.monotonic() - t0:.1f} s wall")
 
 
 if __name__ == "__main__":
