@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 
 namespace cb {
 
@@ -37,9 +39,22 @@ bool read_schedstat(int tid, Sample& s) {
   return static_cast<bool>(in >> s.run_ns >> waited >> s.slices);
 }
 
+// Minor + major page faults of the calling thread (/proc/thread-self/stat fields 10 and 12).
+std::uint64_t calling_thread_page_faults() {
+  std::ifstream in("/proc/thread-self/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string f[10];
+  for (auto& x : f) fields >> x;  // fields 3 to 12
+  return std::strtoull(f[7].c_str(), nullptr, 10) + std::strtoull(f[9].c_str(), nullptr, 10);
+}
+
 }  // namespace
 
 void ThreadAudit::before_batch() {
+  own_faults_at_start_ = calling_thread_page_faults();
   start_.clear();
   for (int tid : other_threads()) {
     Sample s;
@@ -56,6 +71,7 @@ void ThreadAudit::before_batch() {
 }
 
 void ThreadAudit::after_batch() {
+  own_faults_ += calling_thread_page_faults() - own_faults_at_start_;
   ++batches_;
   for (const auto& [tid, before] : start_) {
     Sample after;
@@ -78,6 +94,7 @@ void ThreadAudit::reset() {
   start_.clear();
   seen_.clear();
   batches_ = 0;
+  own_faults_ = 0;
 }
 
 }  // namespace cb

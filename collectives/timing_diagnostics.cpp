@@ -47,6 +47,7 @@ void TimingDiagnostics::write_case(int rank, const std::string& backend, const s
                          {"iters", samples.size()},
                          {"share_above_10x_p50", share_above_median_multiple(samples, 10)},
                          {"batches", audit_.batches()},
+                         {"page_faults", audit_.own_page_faults()},
                          {"other_threads", threads}};
   std::string text = line.dump() + "\n";
   // One write per line on an O_APPEND descriptor: the ranks' lines do not interleave.

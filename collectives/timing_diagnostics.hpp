@@ -1,6 +1,7 @@
 // COMMBENCH_DIAGNOSTICS=FILE, for bench/ scripts and tests: every rank appends one JSON line per
 // measured case to FILE, with what the result record does not carry: the share of iterations
-// slower than 10 x p50, and which other threads of the rank ran during its timed batches.
+// slower than 10 x p50, the page faults the timing thread took and which other threads of the
+// rank ran during its timed batches.
 #pragma once
 
 #include <cstdint>

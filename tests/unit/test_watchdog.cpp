@@ -1,17 +1,12 @@
 // The watchdog sleeps to its deadline (no wake-ups while progress is made or it is re-armed in
-// time), fires exactly when nothing moves, and the thread audit sees which threads ran.
+// time) and fires exactly when nothing moves.
 #include <gtest/gtest.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
+#include <functional>
 #include <thread>
 
-#include "collectives/thread_audit.hpp"
-#include "collectives/timing_diagnostics.hpp"
 #include "collectives/watchdog.hpp"
 
 namespace cb {
@@ -101,60 +96,6 @@ TEST(WatchdogDeathTest, DisarmedItNeverFires) {
         std::_Exit(0);
       },
       testing::ExitedWithCode(0), "");
-}
-
-TEST(ThreadAudit, SeesAThreadThatRunsDuringABatchAndNotOneThatSleeps) {
-  std::atomic<bool> stop{false};
-  std::atomic<int> spinner_tid{0}, sleeper_tid{0};
-  std::thread spinner([&] {
-    spinner_tid = static_cast<int>(::syscall(SYS_gettid));
-    while (!stop) std::this_thread::sleep_for(1ms);  // wakes a thousand times a second
-  });
-  std::mutex mu;
-  std::condition_variable cv;
-  std::thread sleeper([&] {
-    sleeper_tid = static_cast<int>(::syscall(SYS_gettid));
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return stop.load(); });
-  });
-  while (!spinner_tid || !sleeper_tid) std::this_thread::sleep_for(1ms);
-  std::this_thread::sleep_for(50ms);  // the sleeper is in its long sleep
-  ThreadAudit audit;
-  audit.before_batch();
-  spin_for(200ms, [] {});
-  audit.after_batch();
-  {
-    std::lock_guard lock(mu);
-    stop = true;
-  }
-  cv.notify_all();
-  spinner.join();
-  sleeper.join();
-  bool saw_spinner = false, saw_sleeper = false;
-  for (const auto& a : audit.activity()) {
-    if (a.tid == spinner_tid) {
-      saw_spinner = true;
-      EXPECT_EQ(a.batches, 1u);
-      EXPECT_GT(a.slices, 10u);
-    }
-    if (a.tid == sleeper_tid) {
-      saw_sleeper = true;
-      EXPECT_EQ(a.batches, 0u);
-      EXPECT_EQ(a.slices, 0u);
-    }
-    EXPECT_NE(a.tid, static_cast<int>(::syscall(SYS_gettid)));  // never the caller
-  }
-  EXPECT_TRUE(saw_spinner);
-  EXPECT_TRUE(saw_sleeper);
-  EXPECT_EQ(audit.batches(), 1u);
-}
-
-TEST(TimingDiagnostics, ShareAboveTenTimesTheMedian) {
-  EXPECT_EQ(share_above_median_multiple({}, 10), 0.0);
-  std::vector<double> s(98, 1.0);
-  s.push_back(10.0);  // exactly 10 x p50: not above
-  s.push_back(10.5);
-  EXPECT_DOUBLE_EQ(share_above_median_multiple(s, 10), 0.01);
 }
 
 }  // namespace
