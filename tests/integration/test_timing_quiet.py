@@ -6,9 +6,8 @@ fixed-iteration run of more than half a second of timed work, so that a watchdog
 build's launcher, and Gloo under the local launcher."""
 import json
 import os
-import shutil
 
-from cbtest import main, parse_csv, run, tempdir
+from cbtest import Skip, main, parse_csv, run, tempdir
 
 CASE = ["-c", "allreduce", "-b", "64K", "-e", "64K", "--no-check", "--progress", "never",
         "--format", "csv"]
@@ -26,16 +25,12 @@ def audited_run(backend_args, np):
     p = run(["run"] + backend_args + CASE + ["--min-time", "0.05"], np=np, check=0)
     per_iter_us = float(parse_csv(p.stdout)[0]["time_us"])
     iters = int(min(max(TARGET_S * 1e6 / per_iter_us, 1000), 5_000_000))
-    d = tempdir()
-    try:
-        diag = os.path.join(d, "diagnostics.jsonl")
-        p = run(["run"] + backend_args + CASE + ["-n", str(iters), "-w", "10"], np=np,
-                env={"COMMBENCH_DIAGNOSTICS": diag}, check=0, timeout=300)
-        rows = parse_csv(p.stdout)
-        with open(diag) as f:
-            lines = [json.loads(line) for line in f]
-    finally:
-        shutil.rmtree(d)
+    diag = os.path.join(tempdir(), "diagnostics.jsonl")
+    p = run(["run"] + backend_args + CASE + ["-n", str(iters), "-w", "10"], np=np,
+            env={"COMMBENCH_DIAGNOSTICS": diag}, check=0, timeout=300)
+    rows = parse_csv(p.stdout)
+    with open(diag) as f:
+        lines = [json.loads(line) for line in f]
     return rows, lines
 
 
@@ -64,7 +59,6 @@ def test_mpi_ranks_run_alone_while_timed():
 
 def test_gloo_ranks_run_alone_while_timed():
     if not have_gloo():
-        from cbtest import Skip
         raise Skip("this build has no Gloo backend")
     rows, lines = audited_run(["-B", "gloo", "-N", "2"], np=None)
     # Gloo's TCP device thread carries the data (and wakes every 10 ms); the control channel
