@@ -71,7 +71,7 @@ CollectiveCall Runner::call_for(const Case& c) const {
 }
 
 // Between batches only the watchdog's deadline moves: its thread sleeps through the batch, and
-// no other commbench thread exists, so the timed loop has the rank's core to itself.
+// commbench runs no other thread of its own in a rank, so nothing of ours shares the rank's core.
 double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
                          IterationTimer* timer, std::vector<double>* samples) {
   watchdog_.rearm();
