@@ -1,8 +1,9 @@
 // A file that appears under its final name only when committed: written to a temporary name in
-// the same directory, then renamed. Destroyed uncommitted, it leaves nothing behind.
+// the same directory, then renamed. Destroyed uncommitted, it leaves nothing behind; the
+// temporary name is also removed when the run times out or is interrupted (temp_files.hpp).
 #pragma once
 
-#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace cb {
@@ -16,13 +17,17 @@ class AtomicFile {
 
   std::ostream& stream() { return out_; }
   const std::string& path() const { return path_; }
-  void commit();  // flush, close and rename into place
+  // Writes, syncs, closes and renames into place; throws a runtime Error naming the file and the
+  // OS error (and leaves nothing behind) when any of it fails.
+  void commit();
 
  private:
+  void discard() noexcept;
+
   std::string path_;
   std::string temp_;
-  std::ofstream out_;
-  bool committed_ = false;
+  int fd_ = -1;
+  std::ostringstream out_;
 };
 
 // Writes `text` to `path` atomically.

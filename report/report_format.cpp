@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/output_path.hpp"
 
 namespace cb {
 
@@ -51,11 +52,12 @@ std::string report_format_for_path(const std::string& path,
               join(extensions));
 }
 
-void check_output_directory(const std::string& path) {
+void check_output_directory(const std::string& path, bool streamed) {
   auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty() && !std::filesystem::is_directory(parent)) {
     usage_error("cannot write output '{}': directory '{}' does not exist", path, parent.string());
   }
+  check_output_file(path, streamed);
 }
 
 }  // namespace cb

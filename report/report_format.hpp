@@ -17,7 +17,8 @@ void check_report_format(std::string_view format, const std::vector<std::string>
 std::string report_format_for_path(const std::string& path,
                                    const std::vector<std::string>& accepted);
 
-// Fails fast, before any work, when the directory of an output path does not exist.
-void check_output_directory(const std::string& path);
+// Fails fast, before any work, when the directory of an output path does not exist or the path
+// cannot be written (see check_output_file; `streamed` outputs are written in place).
+void check_output_directory(const std::string& path, bool streamed = false);
 
 }  // namespace cb

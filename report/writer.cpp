@@ -3,9 +3,17 @@
 
 #include <fmt/ranges.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <functional>
+#include <sstream>
 
 #include "common/atomic_file.hpp"
+#include "common/checked_write.hpp"
 #include "common/error.hpp"
 #include "report/report_format.hpp"
 
@@ -36,6 +44,10 @@ std::string accepted_extensions() {
   return fmt::format("{}", fmt::join(extensions, " "));
 }
 
+bool streamed(const Format& f) {
+  return std::string(f.extension) == ".jsonl";
+}
+
 const Format* by_extension(const std::string& path) {
   // Longest match first so ".gbench.json"-style compound extensions can win over ".json".
   const Format* best = nullptr;
@@ -51,31 +63,78 @@ const Format* by_extension(const std::string& path) {
   return best;
 }
 
-// Owns the file; commits it on finish (JSONL streams to the final name from the start).
-class FileWriter : public Writer {
+// Hands a writer's text to a file descriptor as each call completes, checked. The inner writer
+// writes into a buffer, so a record reaches the file whole or, when the write fails part way,
+// is cut back off a regular file: what is there stays valid.
+class CheckedWriter : public Writer {
  public:
-  FileWriter(const std::string& path, const StreamFactory& make, bool streaming)
-      : streaming_(streaming) {
-    if (streaming_) {
-      stream_.open(path, std::ios::binary | std::ios::trunc);
-      if (!stream_) usage_error("cannot write '{}'", path);
-      inner_ = make(stream_);
-    } else {
-      file_ = std::make_unique<AtomicFile>(path);
-      inner_ = make(file_->stream());
-    }
+  CheckedWriter(int fd, std::string name, bool owned, const StreamFactory& make)
+      : fd_(fd), name_(std::move(name)), owned_(owned), inner_(make(buffer_)) {
+    struct stat st {};
+    truncatable_ = owned_ && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
   }
+  ~CheckedWriter() override {
+    if (owned_) ::close(fd_);
+  }
+  void begin(const RunMeta& meta) override {
+    inner_->begin(meta);
+    drain();
+  }
+  void add(const ResultRecord& r) override {
+    inner_->add(r);
+    drain();
+  }
+  void finish() override {
+    inner_->finish();
+    drain();
+    if (owned_ && ::close(fd_) != 0) {
+      owned_ = false;
+      runtime_error("cannot write {}: {}", name_, std::strerror(errno));
+    }
+    owned_ = false;
+  }
+
+ private:
+  void drain() {
+    std::string text = buffer_.str();
+    buffer_.str("");
+    if (text.empty()) return;
+    if (fd_ == STDOUT_FILENO) flush_stdout();  // anything printed before stays in order
+    try {
+      write_all(fd_, text, name_);
+    } catch (const Error&) {
+      if (truncatable_) {
+        int ignored = ::ftruncate(fd_, good_);
+        (void)ignored;
+      }
+      throw;
+    }
+    good_ += static_cast<off_t>(text.size());
+  }
+
+  int fd_;
+  std::string name_;
+  bool owned_;
+  bool truncatable_ = false;
+  off_t good_ = 0;
+  std::ostringstream buffer_;
+  std::unique_ptr<Writer> inner_;
+};
+
+// Owns the file; commits it on finish.
+class AtomicFileWriter : public Writer {
+ public:
+  AtomicFileWriter(const std::string& path, const StreamFactory& make)
+      : file_(path), inner_(make(file_.stream())) {}
   void begin(const RunMeta& meta) override { inner_->begin(meta); }
   void add(const ResultRecord& r) override { inner_->add(r); }
   void finish() override {
     inner_->finish();
-    if (file_) file_->commit();
+    file_.commit();
   }
 
  private:
-  bool streaming_;
-  std::ofstream stream_;
-  std::unique_ptr<AtomicFile> file_;
+  AtomicFile file_;
   std::unique_ptr<Writer> inner_;
 };
 
@@ -96,18 +155,31 @@ std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream
   usage_error("unknown format '{}': expected one of {}", format, fmt::join(stdout_formats(), ", "));
 }
 
+std::unique_ptr<Writer> make_stdout_writer(std::string_view format) {
+  for (const auto& f : formats()) {
+    if (format == f.name) {
+      return std::make_unique<CheckedWriter>(STDOUT_FILENO, "standard output", false, f.make);
+    }
+  }
+  usage_error("unknown format '{}': expected one of {}", format, fmt::join(stdout_formats(), ", "));
+}
+
 void check_output_path(const std::string& path) {
   if (!by_extension(path)) {
     usage_error("cannot tell the format of output '{}' from its extension: expected one of {}",
                 path, accepted_extensions());
   }
-  check_output_directory(path);
+  check_output_directory(path, streamed(*by_extension(path)));
 }
 
 std::unique_ptr<Writer> make_file_writer(const std::string& path) {
   check_output_path(path);
   const Format* f = by_extension(path);
-  return std::make_unique<FileWriter>(path, f->make, std::string(f->extension) == ".jsonl");
+  if (!streamed(*f)) return std::make_unique<AtomicFileWriter>(path, f->make);
+  // JSONL streams to its final name from the start, so a crash keeps the records written.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) usage_error("cannot write '{}': {}", path, std::strerror(errno));
+  return std::make_unique<CheckedWriter>(fd, quoted_name(path), true, f->make);
 }
 
 }  // namespace cb

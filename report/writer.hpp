@@ -25,6 +25,9 @@ class Writer {
 std::vector<std::string> stdout_formats();
 // A writer of `format` to an already-open stream (stdout). Throws a usage Error on unknown names.
 std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream& out);
+// A writer of `format` to standard output whose every write is checked (exit 1 naming the OS
+// error when stdout cannot take it). Throws a usage Error on unknown names.
+std::unique_ptr<Writer> make_stdout_writer(std::string_view format);
 // A writer for --output PATH, format from the extension. Throws a usage Error naming the
 // accepted extensions; the file appears only when the writer finishes (.jsonl streams instead).
 std::unique_ptr<Writer> make_file_writer(const std::string& path);

@@ -1,0 +1,51 @@
+#include "common/output_path.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+
+#include "common/error.hpp"
+
+namespace cb {
+
+namespace fs = std::filesystem;
+
+std::string output_target(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_symlink(fs::symlink_status(path, ec))) return path;
+  fs::path target = fs::weakly_canonical(path, ec);
+  return ec ? path : target.string();
+}
+
+void check_output_file(const std::string& path, bool streamed) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;  // a new file: the directory check covers it
+  if (S_ISDIR(st.st_mode)) usage_error("cannot write output '{}': it is a directory", path);
+  if (S_ISREG(st.st_mode)) {
+    // Root may write anywhere; a file nobody may write is still refused, not replaced.
+    if (::access(path.c_str(), W_OK) != 0 || (st.st_mode & 0222) == 0) {
+      usage_error("cannot write output '{}': the file is read-only", path);
+    }
+    return;
+  }
+  if (!streamed) {
+    usage_error("cannot write output '{}': not a regular file (only .jsonl is written in place)",
+                path);
+  }
+}
+
+void check_distinct_outputs(const std::vector<std::string>& paths) {
+  std::map<std::string, std::string> seen;  // resolved -> as given
+  for (const auto& p : paths) {
+    std::error_code ec;
+    fs::path resolved = fs::weakly_canonical(fs::absolute(p, ec), ec);
+    std::string key = ec ? p : resolved.string();
+    if (auto [it, fresh] = seen.emplace(key, p); !fresh) {
+      usage_error("--output '{}' names the same file as --output '{}'", p, it->second);
+    }
+  }
+}
+
+}  // namespace cb
