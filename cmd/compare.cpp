@@ -63,7 +63,8 @@ std::string worst(const CompareReport& r) {
     if (c->verdict == Verdict::Regression && !w) w = c;
   }
   if (!w) return fmt::format("{} only in base", describe(r.base_only.front()));
-  return fmt::format("{} {} {:+.1f}%", describe(w->key), metric_name(w->metric), w->change * 100);
+  return fmt::format("{} {} {}", describe(w->key), metric_name(w->metric),
+                     percent_change(w->change));
 }
 
 int execute(const CompareRequest& rq) {

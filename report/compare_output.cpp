@@ -19,8 +19,7 @@ namespace {
 using json = nlohmann::ordered_json;  // "schema" first
 
 std::string percent(double fraction) {
-  double p = std::round(fraction * 1000) / 10;
-  return fmt::format("{:+.1f}%", p == 0 ? 0.0 : p);  // no "-0.0%"
+  return percent_change(fraction);
 }
 
 // The p50-based change, in the same direction as `change` (busbw up is positive).
@@ -268,6 +267,13 @@ const std::vector<std::string>& formats() {
 }
 
 }  // namespace
+
+std::string percent_change(double fraction) {
+  double p = std::round(fraction * 1000) / 10;
+  if (p > 1000) return ">+1000%";
+  if (p < -1000) return "<-1000%";
+  return fmt::format("{:+.1f}%", p == 0 ? 0.0 : p);  // no "-0.0%"
+}
 
 void check_compare_format(std::string_view format) {
   check_report_format(format, formats());

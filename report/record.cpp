@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -231,6 +233,9 @@ void from_json(const json& j, RunMeta& m) {
   };
   m.libraries = string_map("libraries");
   m.environment = string_map("environment");
+  // Files written before the filter matched every spelling may still hold secrets: drop them on
+  // read so that nothing derived from a result file (compare, Markdown, gbench) repeats them.
+  std::erase_if(m.environment, [](const auto& kv) { return secret_name(kv.first); });
   auto topo = j.find("topology");
   m.topology = topo != j.end() ? *topo : json(nullptr);
 }
@@ -313,6 +318,20 @@ ResultRecord record_from_fields(const std::vector<std::string>& f, std::string_v
   return r;
 }
 
+bool has_outliers(const ResultRecord& r) {
+  if (r.p50_us <= 0) return false;
+  return r.time_us > kOutlierMeanFactor * r.p50_us || r.p99_us > kOutlierTailFactor * r.p50_us;
+}
+
+bool secret_name(std::string_view name) {
+  static constexpr std::array<std::string_view, 7> kSecret = {
+      "KEY", "TOKEN", "SECRET", "PASS", "CREDENTIAL", "AUTH", "PRIVATE"};
+  std::string upper(name);
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return std::any_of(kSecret.begin(), kSecret.end(),
+                     [&](std::string_view s) { return upper.find(s) != std::string::npos; });
+}
+
 std::map<std::string, std::string> steering_environment() {
   static constexpr std::array<std::string_view, 12> kPrefixes = {"NCCL_",
                                                                  "OMPI_MCA_",
@@ -326,12 +345,11 @@ std::map<std::string, std::string> steering_environment() {
                                                                  "COMMBENCH_",
                                                                  "PSM2_",
                                                                  "HCOLL_"};
-  static constexpr std::array<std::string_view, 5> kSecret = {"KEY", "TOKEN", "SECRET", "PASS",
-                                                              "CREDENTIAL"};
   // Launcher bookkeeping (common/environment.hpp) and commbench's own per-rank launch variables:
   // they steer nothing and would make runs differ.
-  static constexpr std::array<std::string_view, 3> kOwnLaunch = {
-      "COMMBENCH_LOCAL_", "COMMBENCH_RELAUNCHED", "COMMBENCH_TEST_"};
+  static constexpr std::array<std::string_view, 5> kOwnLaunch = {
+      "COMMBENCH_LOCAL_", "COMMBENCH_RELAUNCHED", "COMMBENCH_RANK_STATUS", "COMMBENCH_TMP_TAG",
+      "COMMBENCH_TEST_"};
   std::map<std::string, std::string> out;
   for (char** e = environ; e && *e; ++e) {
     std::string_view entry(*e);
@@ -340,8 +358,7 @@ std::map<std::string, std::string> steering_environment() {
     std::string_view name = entry.substr(0, eq);
     bool steering = false;
     for (auto p : kPrefixes) steering = steering || name.substr(0, p.size()) == p;
-    bool secret = false;
-    for (auto s : kSecret) secret = secret || name.find(s) != std::string_view::npos;
+    const bool secret = secret_name(name);
     for (auto p : kOwnLaunch) steering = steering && name.substr(0, p.size()) != p;
     steering = steering && !launcher_bookkeeping(name);
     if (steering && !secret) out.emplace(std::string(name), std::string(entry.substr(eq + 1)));

@@ -68,6 +68,12 @@ void from_json(const nlohmann::json& j, ResultRecord& r);  // throws a usage Err
 void to_json(nlohmann::json& j, const RunMeta& m);
 void from_json(const nlohmann::json& j, RunMeta& m);
 
+// A case whose samples show outliers: mean above kOutlierMeanFactor x p50, or p99 above
+// kOutlierTailFactor x p50 (the time of a few iterations dominated by something else).
+inline constexpr double kOutlierMeanFactor = 1.5;
+inline constexpr double kOutlierTailFactor = 10;
+bool has_outliers(const ResultRecord& r);
+
 // The record as JSON with keys in contract (column) order, for files people read.
 nlohmann::ordered_json ordered_json(const ResultRecord& r);
 
@@ -75,6 +81,10 @@ nlohmann::ordered_json ordered_json(const ResultRecord& r);
 std::vector<std::string> record_fields(const ResultRecord& r);
 // Inverse of record_fields; `where` names the source for error messages.
 ResultRecord record_from_fields(const std::vector<std::string>& fields, std::string_view where);
+
+// Whether an environment variable's name looks like it holds a secret: KEY, TOKEN, SECRET, PASS,
+// CREDENTIAL, AUTH or PRIVATE anywhere in it, in any case. Such values are never written.
+bool secret_name(std::string_view name);
 
 // The environment variables that steer communication (NCCL_*, OMPI_MCA_*, MPIR_CVAR_*, UCX_*,
 // CUDA_VISIBLE_DEVICES, ...), never the whole environment and never anything that looks secret.

@@ -43,6 +43,8 @@ class TableWriter : public Writer {
     }
     for (const auto& c : collectives) print_block(c);
     if (records_.empty()) out_ << "# no results\n";
+    print_summary();
+    print_outlier_warning();
     out_ << std::flush;
   }
 
@@ -125,6 +127,66 @@ class TableWriter : public Writer {
     }
     out_ << "#\n";
     table.print(out_, "# ");
+  }
+
+  // One line per backend and algorithm, as acceptance reads nccl-tests' "Avg bus bandwidth":
+  // the peak busbw of each collective, the mean busbw over the cases of 1 MiB and more, and
+  // the wrong elements in all.
+  void print_summary() {
+    using Series = std::pair<std::string, std::string>;  // backend, algorithm
+    std::vector<Series> order;
+    std::map<Series, std::vector<const ResultRecord*>> by;
+    for (const auto& r : records_) {
+      Series k{r.backend, r.algorithm};
+      if (by[k].empty()) order.push_back(k);
+      by[k].push_back(&r);
+    }
+    if (order.empty()) return;
+    out_ << "#\n";
+    for (const auto& k : order) {
+      std::vector<std::string> peaks;
+      std::vector<std::string> seen;
+      double big_sum = 0;
+      int big_n = 0;
+      std::uint64_t wrong = 0;
+      bool checked = false;
+      for (const ResultRecord* r : by[k]) {
+        if (r->wrong) {
+          wrong += *r->wrong;
+          checked = true;
+        }
+        if (!r->busbw_GBps) continue;
+        if (r->bytes >= (1ULL << 20)) {
+          big_sum += *r->busbw_GBps;
+          ++big_n;
+        }
+        if (std::find(seen.begin(), seen.end(), r->collective) != seen.end()) continue;
+        seen.push_back(r->collective);
+        double peak = 0;
+        for (const ResultRecord* o : by[k]) {
+          if (o->collective == r->collective && o->busbw_GBps)
+            peak = std::max(peak, *o->busbw_GBps);
+        }
+        peaks.push_back(fmt::format("{} {:.2f}", r->collective, peak));
+      }
+      out_ << fmt::format(
+          "# summary {}/{}: peak busbw (GB/s) {}; avg busbw >= 1 MiB {}; #wrong {}\n", k.first,
+          k.second, peaks.empty() ? std::string("-") : fmt::format("{}", fmt::join(peaks, ", ")),
+          big_n ? fmt::format("{:.2f} GB/s", big_sum / big_n) : std::string("-"),
+          checked ? std::to_string(wrong) : std::string("N/A"));
+    }
+  }
+
+  void print_outlier_warning() {
+    std::size_t n = 0;
+    for (const auto& r : records_) n += has_outliers(r) ? 1 : 0;
+    if (n == 0) return;
+    out_ << fmt::format(
+        "#\n# warning: {} of {} case{} had outliers (mean > {:g} x p50 or p99 > {:g} x p50): the "
+        "machine was busy or ranks moved between cores; pin ranks, raise --min-time, or quiet "
+        "the machine\n",
+        n, records_.size(), records_.size() == 1 ? "" : "s", kOutlierMeanFactor,
+        kOutlierTailFactor);
   }
 
   std::ostream& out_;

@@ -180,6 +180,59 @@ TEST(TableWriter, OneBlockPerCollectiveWithHeader) {
   EXPECT_NE(s.find("mpi/default in-place"), std::string::npos);
 }
 
+TEST(TableWriter, EndsWithASummaryPerBackendAndAlgorithm) {
+  std::ostringstream out;
+  auto w = make_table_writer(out);
+  w->begin(sample_meta());
+  ResultRecord small = sample_record();  // 12 KiB, busbw 0.66
+  ResultRecord big = sample_record();
+  big.bytes = 4 << 20;
+  big.busbw_GBps = 3.0;
+  big.wrong = 2;
+  ResultRecord bigger = big;
+  bigger.bytes = 8 << 20;
+  bigger.busbw_GBps = 5.0;
+  bigger.wrong = 1;
+  ResultRecord other = sample_record();
+  other.backend = "gloo";
+  other.collective = "allreduce";
+  other.busbw_GBps = 1.25;
+  for (const auto& r : {small, big, bigger, other}) w->add(r);
+  w->finish();
+  const std::string s = out.str();
+  EXPECT_NE(s.find("# summary mpi/default: peak busbw (GB/s) allgather 5.00; avg busbw >= 1 MiB "
+                   "4.00 GB/s; #wrong 3\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("# summary gloo/default: peak busbw (GB/s) allreduce 1.25; avg busbw >= 1 MiB "
+                   "-; #wrong 0\n"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(s.find("outliers"), std::string::npos) << s;
+}
+
+TEST(TableWriter, WarnsAboutCasesWithOutliers) {
+  ResultRecord steady = sample_record();  // mean 12.5, p50 12, p99 20.5
+  ResultRecord mean_high = sample_record();
+  mean_high.time_us = 722;
+  mean_high.p50_us = 235;
+  ResultRecord tail_high = sample_record();
+  tail_high.p99_us = 121;
+  EXPECT_FALSE(has_outliers(steady));
+  EXPECT_TRUE(has_outliers(mean_high));
+  EXPECT_TRUE(has_outliers(tail_high));
+  std::ostringstream out;
+  auto w = make_table_writer(out);
+  w->begin(sample_meta());
+  for (const auto& r : {steady, mean_high, tail_high}) w->add(r);
+  w->finish();
+  EXPECT_NE(out.str().find("# warning: 2 of 3 cases had outliers (mean > 1.5 x p50 or p99 > 10 x "
+                           "p50)"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("raise --min-time"), std::string::npos);
+}
+
 TEST(FileWriter, ExtensionPicksFormatAndBadOnesAreUsageErrors) {
   EXPECT_THROW(check_output_path("results.xlsx"), Error);
   EXPECT_THROW(check_output_path("/nonexistent-dir/x.csv"), Error);
