@@ -5,6 +5,7 @@
 #include "collectives/mpi/mpi_backend.hpp"
 #include "collectives/mpi/mpi_cuda_aware.hpp"
 #include "collectives/nccl/nccl_backend.hpp"
+#include "common/error.hpp"
 #ifdef COMMBENCH_HAVE_GLOO
 #include "collectives/gloo/gloo_backend.hpp"
 #endif
@@ -39,6 +40,14 @@ std::string backend_names() {
   std::vector<std::string> names;
   for (const auto& e : backend_registry()) names.push_back(e.name);
   return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::string why_unavailable(const BackendEntry& entry, const BackendOptions& options) {
+  try {
+    return entry.unavailable_reason(options);
+  } catch (const Error& e) {
+    return e.what();
+  }
 }
 
 }  // namespace cb

@@ -40,6 +40,11 @@ struct BackendEntry {
   std::function<std::unique_ptr<Backend>(const BackendOptions&)> create;
 };
 
+// unavailable_reason for listing and for choosing defaults, where a backend nobody asked for must
+// not stop the command: a usage error (a COMMBENCH_NCCL_LIB that is not a library) becomes the
+// reason instead.
+std::string why_unavailable(const BackendEntry& entry, const BackendOptions& options);
+
 const std::vector<BackendEntry>& backend_registry();
 const BackendEntry* find_backend(const std::string& name);
 std::string backend_names();  // "mpi, gloo, nccl" as built

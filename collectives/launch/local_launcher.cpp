@@ -19,6 +19,7 @@
 #include "collectives/launch.hpp"
 #include "collectives/launch/rank_exits.hpp"
 #include "collectives/launch/stop_signals.hpp"
+#include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/temp_dir.hpp"
 #include "common/error.hpp"
 
@@ -26,8 +27,16 @@ namespace cb {
 
 namespace {
 
+// This program's own path, so that ranks are named commbench in ps (not "exe").
+std::string own_executable() {
+  char exe[4096];
+  ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  return len > 0 ? std::string(exe, static_cast<std::size_t>(len)) : "/proc/self/exe";
+}
+
 pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks, const std::string& dir,
                  pid_t launcher) {
+  static const std::string exe = own_executable();
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -41,8 +50,9 @@ pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks, con
   ::setenv(kLocalRankEnv, rank_s.c_str(), 1);
   ::setenv(kLocalSizeEnv, size_s.c_str(), 1);
   ::setenv(kLocalStoreEnv, dir.c_str(), 1);
-  ::execv("/proc/self/exe", argv.data());
-  const char msg[] = "commbench: cannot start a rank: exec of /proc/self/exe failed\n";
+  ::setenv(kRankStatusEnv, dir.c_str(), 1);
+  ::execv(exe.c_str(), argv.data());
+  const char msg[] = "commbench: cannot start a rank: exec of this program failed\n";
   ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof(msg) - 1);
   (void)ignored;
   ::_exit(127);
@@ -71,6 +81,7 @@ std::vector<std::string> own_command_line() {
 int run_local_ranks(const LocalLaunchOptions& o) {
   using Clock = std::chrono::steady_clock;
   TempDir dir;
+  dir.check_writable("rendezvous");
   StopSignals signals;
   const pid_t self = ::getpid();
   std::map<pid_t, int> running;  // pid -> rank
@@ -142,9 +153,8 @@ int run_local_ranks(const LocalLaunchOptions& o) {
     signals.clear();
     runtime_error("interrupted by signal {} ({}); ranks stopped", sig, ::strsignal(sig));
   }
-  RunVerdict v = judge(exits);
-  if (!v.message.empty()) runtime_error("{}", v.message);
-  return v.exit_code;
+  attach_rank_messages(dir.path(), exits);
+  return report_rank_verdict(exits);
 }
 
 }  // namespace cb

@@ -19,8 +19,9 @@ struct LocalLaunchOptions {
   double grace_seconds = 3.0;
 };
 
-// Returns the run's exit code: 0, or a rank's 2-5 as it is. Throws a runtime Error naming the
-// rank when one dies or exits with another code.
+// Returns the run's exit code: 0, a rank's 2-5 as it is, or 1 when one dies or exits with
+// another code; on failure it prints the line naming the first cause (rank_status.hpp). Throws a
+// runtime Error when interrupted.
 int run_local_ranks(const LocalLaunchOptions& options);
 
 // This process's own command line (from /proc/self/cmdline).

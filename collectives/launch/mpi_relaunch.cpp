@@ -1,15 +1,22 @@
 #include "collectives/launch/mpi_relaunch.hpp"
 
 #include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
+#include "collectives/launch/launcher_child.hpp"
 #include "collectives/launch/local_launcher.hpp"
+#include "collectives/launch/rank_status.hpp"
+#include "collectives/launch/temp_dir.hpp"
 #include "common/error.hpp"
+#include "common/temp_files.hpp"
 
 #ifndef COMMBENCH_MPIEXEC_PATH
 #define COMMBENCH_MPIEXEC_PATH "mpiexec"
@@ -45,7 +52,8 @@ MpiLaunchPlan plan_mpi_launch(const std::string& flavor, const std::string& laun
   MpiLaunchPlan p;
   p.argv.push_back(launcher);
   if (flavor == "Open MPI") {
-    p.argv.insert(p.argv.end(), {"-np", std::to_string(nranks)});
+    // --quiet: no help messages; commbench reports failures itself.
+    p.argv.insert(p.argv.end(), {"-np", std::to_string(nranks), "--quiet"});
     if (nranks > cores) {
       p.argv.insert(p.argv.end(), {"--oversubscribe", "--bind-to", "none"});
     } else {
@@ -69,29 +77,78 @@ MpiLaunchPlan plan_mpi_launch(const std::string& flavor, const std::string& laun
   return p;
 }
 
-[[noreturn]] void relaunch_under_mpi(int nranks) {
+namespace {
+
+// The signal that ended a rank that left no status, as the launcher's exit status tells it:
+// Open MPI's mpirun exits with 128 + the signal, MPICH's hydra with the signal itself.
+int signal_from_launcher(const std::string& flavor, int status) {
+  if (WIFSIGNALED(status)) return WTERMSIG(status);
+  const int code = WEXITSTATUS(status);
+  if (code > 128 && code < 128 + NSIG) return code - 128;
+  if (flavor != "Open MPI" && code > 5 && code < NSIG) return code;
+  return 0;
+}
+
+}  // namespace
+
+int run_mpi_job(const MpiJob& job) {
   if (std::getenv(kRelaunchedEnv)) {
     runtime_error(
         "started by {} but MPI reports no launcher: is this binary built for another MPI?",
         build_mpi_launcher());
   }
-  std::vector<std::string> args = own_command_line();
-  args[0] = "/proc/self/exe";
+  const std::string flavor = build_mpi_flavor();
+  MpiLaunchPlan plan = plan_mpi_launch(flavor, build_mpi_launcher(), job.nranks, usable_cores(),
+                                       ::geteuid() == 0, job.args);
+  for (const auto& w : plan.warnings) std::cerr << "commbench: warning: " << w << "\n";
+  TempDir status_dir;
+  status_dir.check_writable("rank status");
+  LauncherCommand cmd;
+  cmd.argv = plan.argv;
+  cmd.env_defaults = plan.env;
+  cmd.env = job.env;
+  cmd.env.emplace_back(kRelaunchedEnv, "1");
+  cmd.env.emplace_back(kRankStatusEnv, status_dir.path());
+  LauncherOutcome out = run_launcher_child(cmd);
+
+  if (out.stop_signal) {
+    runtime_error("interrupted by signal {} ({}); ranks stopped", out.stop_signal,
+                  ::strsignal(out.stop_signal));
+  }
+  const int status = out.wait_status;
+  const int launcher_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  std::vector<RankExit> exits = read_rank_status(
+      status_dir.path(), job.nranks, signal_from_launcher(flavor, status), launcher_code);
+  if (status != 0 && std::filesystem::is_empty(status_dir.path())) {
+    // No rank got as far as reporting: the launcher itself failed; what it said explains it.
+    std::string said;
+    for (const auto& l : out.chatter) {
+      if (l.find_first_not_of(" -=*") != std::string::npos) {
+        said = l;
+        break;
+      }
+    }
+    fail(ErrorKind::Runtime, "{} could not run the ranks (exit {}){}{}", plan.argv[0],
+         launcher_code, said.empty() ? "" : ": ", said);
+  }
+  const int code = report_rank_verdict(exits);
+  if (code == 0 && status != 0) {
+    runtime_error("{} exited with code {} although every rank succeeded", plan.argv[0],
+                  launcher_code);
+  }
+  if (!out.stdout_error.empty() && code == 0) runtime_error("{}", out.stdout_error);
+  return code;
+}
+
+int relaunch_under_mpi(int nranks) {
+  MpiJob job;
+  job.nranks = nranks;
+  job.args = own_command_line();
   char exe[4096];
   ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (len > 0) args[0].assign(exe, static_cast<std::size_t>(len));
-  MpiLaunchPlan plan = plan_mpi_launch(build_mpi_flavor(), build_mpi_launcher(), nranks,
-                                       usable_cores(), ::geteuid() == 0, args);
-  for (const auto& w : plan.warnings) std::cerr << "commbench: warning: " << w << "\n";
-  for (const auto& [k, v] : plan.env) ::setenv(k.c_str(), v.c_str(), 0);
-  ::setenv(kRelaunchedEnv, "1", 1);
-  std::vector<char*> argv;
-  for (auto& a : plan.argv) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::cout.flush();
-  std::cerr.flush();
-  ::execv(plan.argv[0].c_str(), argv.data());
-  runtime_error("cannot start {}: {}", plan.argv[0], std::strerror(errno));
+  if (len > 0) job.args[0].assign(exe, static_cast<std::size_t>(len));
+  if (const char* tag = std::getenv(kTempTagEnv)) job.env.emplace_back(kTempTagEnv, tag);
+  return run_mpi_job(job);
 }
 
 }  // namespace cb

@@ -1,8 +1,9 @@
-// `commbench run -B mpi` with no launcher re-executes itself under the MPI launcher this build
-// was made with, so nobody has to type mpirun on one machine.
+// `commbench run -B mpi` with no launcher runs itself under the MPI launcher this build was made
+// with, as a child, so nobody has to type mpirun on one machine and commbench still reports.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cb {
@@ -21,8 +22,22 @@ MpiLaunchPlan plan_mpi_launch(const std::string& flavor, const std::string& laun
                               int cores, bool as_root,
                               const std::vector<std::string>& program_args);
 
-// Replaces this process with the MPI launcher; throws a runtime Error if that fails.
-[[noreturn]] void relaunch_under_mpi(int nranks);
+// A whole run of commbench ranks under the build's MPI launcher, started as a child.
+struct MpiJob {
+  int nranks = 2;
+  std::vector<std::string> args;  // the ranks' command line, args[0] the program's path
+  std::vector<std::pair<std::string, std::string>> env;  // set in every rank's environment
+};
+
+// Runs `job` under the MPI launcher as a child of this process and returns the run's exit code:
+// 0, a rank's 2-5, or 1. On failure it has printed one line naming the first cause (a rank killed
+// by a signal, a rank's own error; rank_status.hpp); the launcher's own messages are shown only
+// when no rank got far enough to say anything. Throws a runtime Error when the launcher cannot
+// be started or the run is interrupted (SIGINT, SIGTERM, SIGHUP are passed to the launcher).
+int run_mpi_job(const MpiJob& job);
+
+// `commbench run` with no launcher and an MPI backend: this very command as an MpiJob.
+int relaunch_under_mpi(int nranks);
 
 // The MPI launcher and flavor this build was configured with.
 std::string build_mpi_launcher();

@@ -48,9 +48,10 @@ RunVerdict judge(const std::vector<RankExit>& exits) {
     if (!worst || severity(e) < severity(*worst)) worst = &e;
   }
   if (!worst || severity(*worst) == 100) return {kExitOk, ""};
-  if (!worst->signaled && worst->code >= kExitUsage && worst->code <= kExitRegression) {
-    return {worst->code, ""};
-  }
+  const bool own_code =
+      !worst->signaled && worst->code >= kExitUsage && worst->code <= kExitRegression;
+  if (!worst->message.empty()) return {own_code ? worst->code : kExitRuntime, worst->message};
+  if (own_code) return {worst->code, ""};
   return {kExitRuntime, describe(*worst)};
 }
 

@@ -11,6 +11,7 @@ struct RankExit {
   bool signaled = false;             // killed by a signal rather than exiting
   int code = 0;                      // exit code, or the signal number when signaled
   bool stopped_by_launcher = false;  // the launcher sent that signal while cleaning up
+  std::string message;               // what the rank said about its failure, when it told
 };
 
 struct RunVerdict {
@@ -24,8 +25,9 @@ std::string describe(const RankExit& e);
 // The most telling failure wins: a rank killed by a signal (not by the launcher), then an exit
 // code outside commbench's own (0-5), then 4 (timeout), 3 (validation), 2 (usage),
 // 5 (regression), then 1 (runtime error, often a peer's reaction to the real failure). Exit
-// codes 2-5 are passed through as they are; anything else ends the run with exit 1 and a
-// message naming the rank.
+// codes 2-5 are passed through as they are; anything else ends the run with exit 1. The message
+// is the chosen rank's own when it left one, else one naming the rank (codes 2-5: none, the rank
+// printed it).
 RunVerdict judge(const std::vector<RankExit>& exits);
 
 }  // namespace cb

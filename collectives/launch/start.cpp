@@ -57,7 +57,7 @@ bool needs_mpi_launcher(const std::vector<std::string>& backends) {
 }
 
 int start_ranks(const std::vector<std::string>& backends, int nranks) {
-  if (needs_mpi_launcher(backends)) relaunch_under_mpi(nranks);
+  if (needs_mpi_launcher(backends)) return relaunch_under_mpi(nranks);
   LocalLaunchOptions o;
   o.nranks = nranks;
   o.args = own_command_line();

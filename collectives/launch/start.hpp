@@ -20,8 +20,8 @@ int visible_gpu_count();
 // or need the MPI launcher (an MPI backend, or a build without Gloo).
 bool needs_mpi_launcher(const std::vector<std::string>& backends);
 
-// Starts `nranks` ranks of this very command: under the build's MPI launcher (replacing this
-// process) or with the local launcher. Returns the run's exit code.
+// Starts `nranks` ranks of this very command: under the build's MPI launcher or with the local
+// launcher, both as children. Returns the run's exit code.
 int start_ranks(const std::vector<std::string>& backends, int nranks);
 
 // The control channel for a rank: MPI under mpirun/srun, Gloo over the launcher's file store

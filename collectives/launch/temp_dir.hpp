@@ -12,6 +12,9 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
+  // Throws a runtime Error naming the directory, what it is for and the OS error when a small
+  // file cannot be written there (a full or read-only file system).
+  void check_writable(const std::string& purpose) const;
 
  private:
   std::string path_;

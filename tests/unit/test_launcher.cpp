@@ -3,20 +3,24 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include "collectives/launch.hpp"
 #include "collectives/launch/mpi_relaunch.hpp"
 #include "collectives/launch/rank_exits.hpp"
+#include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/start.hpp"
+#include "collectives/launch/temp_dir.hpp"
+#include "common/error.hpp"
 
 namespace cb {
 namespace {
 
-RankExit exited(int rank, int code) {
-  return {rank, false, code, false};
+RankExit exited(int rank, int code, std::string message = "") {
+  return {rank, false, code, false, std::move(message)};
 }
 RankExit killed(int rank, int sig, bool by_launcher = false) {
-  return {rank, true, sig, by_launcher};
+  return {rank, true, sig, by_launcher, ""};
 }
 
 TEST(RankExits, AllZeroIsSuccess) {
@@ -56,19 +60,67 @@ TEST(RankExits, RanksStoppedByTheLauncherAreNotTheCause) {
   EXPECT_EQ(v.exit_code, 4);
 }
 
+TEST(RankExits, TheFailingRanksOwnMessageIsTheLine) {
+  // A usage error on one rank beats its peer's reaction, and keeps its own words and code.
+  RunVerdict v = judge({exited(0, 1, "Gloo allreduce failed: Connection closed by peer"),
+                        exited(1, 2, "invalid thing")});
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_EQ(v.message, "invalid thing");
+  // A killed rank left no message: it is named, whatever its peers said.
+  v = judge({exited(0, 1, "Connection reset by peer"), killed(1, 9)});
+  EXPECT_EQ(v.message, "rank 1 was killed by signal 9 (Killed)");
+  // Of two runtime failures, the first to end is the cause.
+  v = judge({exited(1, 1, "cannot write 'x.jsonl'"), exited(0, 1, "Connection closed")});
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.message, "cannot write 'x.jsonl'");
+}
+
+TEST(RankStatus, FilesGiveCodesMessagesAndTheOrderRanksFailed) {
+  TempDir dir;
+  auto write = [&](int rank, const std::string& text) {
+    std::ofstream(dir.path() + "/status-" + std::to_string(rank)) << text;
+  };
+  // Rank 0 was stopped (SIGTERM) after rank 2 failed, though it wrote its file first.
+  write(0, "signal 15 2000\n");
+  write(2, "exit 1 1000\nConnection closed by peer");
+  // Rank 1 left nothing: killed by what the launcher reported (SIGKILL), so it sorts first.
+  std::vector<RankExit> e = read_rank_status(dir.path(), 3, 9, 1);
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].rank, 1);
+  EXPECT_TRUE(e[0].signaled && e[0].code == 9 && !e[0].stopped_by_launcher);
+  EXPECT_EQ(e[1].rank, 2);
+  EXPECT_EQ(e[1].code, 1);
+  EXPECT_EQ(e[1].message, "Connection closed by peer");
+  EXPECT_EQ(e[2].rank, 0);
+  EXPECT_TRUE(e[2].signaled && e[2].stopped_by_launcher);
+  EXPECT_EQ(judge(e).message, "rank 1 was killed by signal 9 (Killed)");
+  // Without a signal from the launcher, a rank without a file takes the launcher's exit code.
+  e = read_rank_status(dir.path(), 4, 0, 7);
+  EXPECT_EQ(e[0].rank, 1);
+  EXPECT_FALSE(e[0].signaled);
+  EXPECT_EQ(e[0].code, 7);
+}
+
+TEST(RankStatus, ARankRecordsWhenItFailedNotWhenItGotToSayIt) {
+  TempDir dir;
+  // Read once per process, at the first call: this test is the only one here that makes it.
+  ::setenv(kRankStatusEnv, dir.path().c_str(), 1);
+  ASSERT_TRUE(rank_status_wanted());
+  ::unsetenv(kRankStatusEnv);
+  Error first(ErrorKind::Runtime, "cannot write 'x.jsonl': No space left on device");
+  record_rank_exit(1, first.what(), first.when_ns());
+  std::vector<RankExit> e = read_rank_status(dir.path(), 1, 0, 0);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].code, 1);
+  EXPECT_EQ(e[0].message, "cannot write 'x.jsonl': No space left on device");
+}
+
 TEST(MpiRelaunch, OpenMpiOversubscribesOnlyWhenNeeded) {
   auto p = plan_mpi_launch("Open MPI", "/usr/bin/mpirun.openmpi", 4, 2, true,
                            {"/bin/commbench", "run", "-N", "4"});
-  std::vector<std::string> want = {"/usr/bin/mpirun.openmpi",
-                                   "-np",
-                                   "4",
-                                   "--oversubscribe",
-                                   "--bind-to",
-                                   "none",
-                                   "/bin/commbench",
-                                   "run",
-                                   "-N",
-                                   "4"};
+  std::vector<std::string> want = {
+      "/usr/bin/mpirun.openmpi", "-np", "4",  "--quiet", "--oversubscribe", "--bind-to", "none",
+      "/bin/commbench",          "run", "-N", "4"};
   EXPECT_EQ(p.argv, want);
   auto has_env = [&](const std::string& k) {
     for (const auto& [key, value] : p.env) {
@@ -81,7 +133,7 @@ TEST(MpiRelaunch, OpenMpiOversubscribesOnlyWhenNeeded) {
   EXPECT_TRUE(has_env("OMPI_MCA_coll_tuned_use_dynamic_rules"));
 
   auto q = plan_mpi_launch("Open MPI", "mpirun", 2, 2, false, {"cb"});
-  std::vector<std::string> bound = {"mpirun", "-np", "2", "--bind-to", "core", "cb"};
+  std::vector<std::string> bound = {"mpirun", "-np", "2", "--quiet", "--bind-to", "core", "cb"};
   EXPECT_EQ(q.argv, bound);
   for (const auto& [key, value] : q.env) EXPECT_NE(key, "OMPI_ALLOW_RUN_AS_ROOT");
 }

@@ -1,0 +1,176 @@
+#include "collectives/launch/launcher_child.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "common/checked_write.hpp"
+#include "common/error.hpp"
+
+namespace cb {
+
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+
+void on_stop(int sig) {
+  g_stop = sig;
+}
+
+struct PassOnSignals {
+  PassOnSignals() {
+    g_stop = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, &old[s]);
+  }
+  ~PassOnSignals() {
+    for (auto& [s, act] : old) ::sigaction(s, &act, nullptr);
+  }
+  std::map<int, struct sigaction> old;
+};
+
+struct Pipe {
+  int fd[2] = {-1, -1};
+  Pipe() {
+    if (::pipe2(fd, O_CLOEXEC) != 0)
+      runtime_error("cannot create a pipe: {}", std::strerror(errno));
+  }
+  ~Pipe() {
+    for (int f : fd) {
+      if (f >= 0) ::close(f);
+    }
+  }
+};
+
+// Splits the launcher's stderr into lines: the ranks' own are passed on at once, the rest kept.
+class StderrLines {
+ public:
+  explicit StderrLines(std::vector<std::string>& chatter) : chatter_(chatter) {}
+  void feed(const char* data, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      line_ += data[i];
+      if (data[i] == '\n' || data[i] == '\r') flush_line();
+    }
+  }
+  void finish() {
+    if (!line_.empty()) flush_line();
+  }
+
+ private:
+  void flush_line() {
+    if (line_.rfind("commbench:", 0) == 0) {
+      ssize_t ignored = ::write(STDERR_FILENO, line_.data(), line_.size());
+      (void)ignored;
+    } else {
+      std::string kept = line_;
+      while (!kept.empty() && (kept.back() == '\n' || kept.back() == '\r')) kept.pop_back();
+      if (!kept.empty()) chatter_.push_back(kept);
+    }
+    line_.clear();
+  }
+  std::vector<std::string>& chatter_;
+  std::string line_;
+};
+
+}  // namespace
+
+LauncherOutcome run_launcher_child(const LauncherCommand& command) {
+  LauncherOutcome out;
+  Pipe out_pipe, err_pipe;
+  PassOnSignals signals;
+  std::fflush(nullptr);
+  std::vector<char*> argv;
+  for (const auto& a : command.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0)
+    runtime_error("cannot start {}: fork failed: {}", command.argv[0], std::strerror(errno));
+  if (pid == 0) {
+    ::dup2(out_pipe.fd[1], STDOUT_FILENO);
+    ::dup2(err_pipe.fd[1], STDERR_FILENO);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
+    for (const auto& [k, v] : command.env_defaults) ::setenv(k.c_str(), v.c_str(), 0);
+    for (const auto& [k, v] : command.env) ::setenv(k.c_str(), v.c_str(), 1);
+    ::execv(argv[0], argv.data());
+    std::string msg = std::string("cannot start ") + argv[0] + ": " + std::strerror(errno) + "\n";
+    ssize_t ignored = ::write(STDERR_FILENO, msg.data(), msg.size());
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::close(out_pipe.fd[1]);
+  out_pipe.fd[1] = -1;
+  ::close(err_pipe.fd[1]);
+  err_pipe.fd[1] = -1;
+
+  StderrLines lines(out.chatter);
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point kill_at{};
+  bool out_open = true, err_open = true, exited = false;
+  char buf[65536];
+  while (out_open || err_open || !exited) {
+    if (g_stop && !out.stop_signal) {
+      out.stop_signal = g_stop;
+      ::kill(pid, SIGTERM);
+      kill_at = Clock::now() + std::chrono::seconds(5);
+    }
+    if (out.stop_signal && !exited && Clock::now() >= kill_at) ::kill(pid, SIGKILL);
+    if (!exited) {
+      int status = 0;
+      pid_t w = ::waitpid(pid, &status, WNOHANG);
+      if (w == pid) {
+        exited = true;
+        out.wait_status = status;
+      }
+    }
+    struct pollfd fds[2];
+    int n = 0;
+    if (out_open) fds[n++] = {out_pipe.fd[0], POLLIN, 0};
+    if (err_open) fds[n++] = {err_pipe.fd[0], POLLIN, 0};
+    if (n == 0) {
+      ::usleep(10000);
+      continue;
+    }
+    // Once the launcher has gone, whatever its orphans still hold open is not waited for long.
+    int ready = ::poll(fds, static_cast<nfds_t>(n), exited ? 200 : 50);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0 && exited) break;
+    for (int i = 0; i < n; ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t got = ::read(fds[i].fd, buf, sizeof(buf));
+      if (got < 0 && errno == EINTR) continue;
+      const bool is_out = fds[i].fd == out_pipe.fd[0];
+      if (got <= 0) {
+        (is_out ? out_open : err_open) = false;
+        continue;
+      }
+      if (!is_out) {
+        lines.feed(buf, static_cast<std::size_t>(got));
+      } else if (out.stdout_error.empty()) {
+        try {
+          write_all(STDOUT_FILENO, std::string_view(buf, static_cast<std::size_t>(got)),
+                    "standard output");
+        } catch (const Error& e) {
+          out.stdout_error = e.what();  // keep draining, so that the ranks are not blocked
+        }
+      }
+    }
+  }
+  lines.finish();
+  if (!exited) {
+    ::waitpid(pid, &out.wait_status, 0);
+  }
+  return out;
+}
+
+}  // namespace cb

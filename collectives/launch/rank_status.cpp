@@ -1,0 +1,200 @@
+#include "collectives/launch/rank_status.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "collectives/launch.hpp"
+#include "common/error.hpp"
+#include "common/temp_files.hpp"
+
+namespace cb {
+
+namespace {
+
+char g_status_path[4096] = {0};
+bool g_prepared = false;
+
+// Writes `text` to the status file in one write; async-signal-safe.
+void write_status(const char* text, std::size_t len) noexcept {
+  if (!g_status_path[0]) return;
+  int fd = ::open(g_status_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  ssize_t ignored = ::write(fd, text, len);
+  (void)ignored;
+  ::close(fd);
+}
+
+// Appends the decimal digits of `v` (>= 0) to buf at len; async-signal-safe.
+std::size_t put_number(char* buf, std::size_t len, std::int64_t v) {
+  char digits[24];
+  int k = 0;
+  if (v < 0) v = 0;
+  do {
+    digits[k++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v && k < 23);
+  while (k) buf[len++] = digits[--k];
+  return len;
+}
+
+// "signal 15 <ns>\n" / "exit 4 <ns>\n" without snprintf (not async-signal-safe).
+std::size_t format_status_line(char* buf, const char* word, int n, std::int64_t when_ns) {
+  std::size_t len = 0;
+  while (*word) buf[len++] = *word++;
+  buf[len++] = ' ';
+  len = put_number(buf, len, n);
+  buf[len++] = ' ';
+  len = put_number(buf, len, when_ns);
+  buf[len++] = '\n';
+  return len;
+}
+
+void on_stop_signal(int sig) {
+  remove_temp_files();
+  record_rank_signal(sig);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+}  // namespace
+
+void end_rank_cleanly_on_signals() {
+  rank_status_wanted();  // prepares the file name outside the handler
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(s, &sa, nullptr);
+  }
+}
+
+bool rank_status_wanted() {
+  if (!g_prepared) {
+    g_prepared = true;
+    const char* dir = std::getenv(kRankStatusEnv);
+    if (dir && *dir) {
+      std::string path = std::string(dir) + "/status-" + std::to_string(detect_launch().rank);
+      if (path.size() < sizeof(g_status_path)) {
+        std::memcpy(g_status_path, path.c_str(), path.size() + 1);
+      }
+    }
+  }
+  return g_status_path[0] != 0;
+}
+
+void record_rank_exit(int code, const std::string& message, std::int64_t when_ns) noexcept {
+  char head[64];
+  std::size_t len = format_status_line(head, "exit", code, when_ns);
+  std::string text(head, len);
+  text += message;
+  write_status(text.data(), text.size());
+}
+
+void record_rank_signal(int sig) noexcept {
+  char buf[64];
+  write_status(buf, format_status_line(buf, "signal", sig, wall_clock_ns()));
+}
+
+void record_rank_code(int code) noexcept {
+  char buf[64];
+  write_status(buf, format_status_line(buf, "exit", code, wall_clock_ns()));
+}
+
+namespace {
+
+struct StatusFile {
+  bool found = false;
+  bool signaled = false;
+  int code = 0;
+  std::string message;
+  std::int64_t when_ns = 0;  // when the rank failed; 0 for a rank that left no file
+};
+
+StatusFile read_status_file(const std::string& dir, int rank) {
+  StatusFile f;
+  const std::string path = dir + "/status-" + std::to_string(rank);
+  std::ifstream in(path);
+  std::string first;
+  if (!std::getline(in, first)) return f;
+  std::istringstream head(first);
+  std::string word;
+  if (!(head >> word >> f.code)) return f;
+  f.found = true;
+  f.signaled = word == "signal";
+  if (!(head >> f.when_ns)) f.when_ns = 1;
+  std::ostringstream rest;
+  rest << in.rdbuf();
+  f.message = rest.str();
+  while (!f.message.empty() && f.message.back() == '\n') f.message.pop_back();
+  return f;
+}
+
+}  // namespace
+
+std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int fallback_signal,
+                                       int fallback_code) {
+  std::vector<std::pair<std::int64_t, RankExit>> timed;
+  for (int r = 0; r < nranks; ++r) {
+    RankExit e;
+    e.rank = r;
+    StatusFile f = read_status_file(dir, r);
+    if (f.found) {
+      e.signaled = f.signaled;
+      e.code = f.code;
+      // A rank ended by a catchable signal was stopped: by the launcher after another rank
+      // failed, or with the whole run by the user.
+      e.stopped_by_launcher = f.signaled;
+      e.message = f.message;
+    } else if (fallback_signal != 0) {
+      e.signaled = true;
+      e.code = fallback_signal;
+    } else {
+      e.code = fallback_code;
+    }
+    timed.emplace_back(f.when_ns, e);  // a rank that left nothing sorts first
+  }
+  // In the order the ranks failed, so that of equally telling failures the first one is named.
+  std::stable_sort(timed.begin(), timed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<RankExit> exits;
+  for (auto& [t, e] : timed) exits.push_back(std::move(e));
+  return exits;
+}
+
+void attach_rank_messages(const std::string& dir, std::vector<RankExit>& exits) {
+  for (auto& e : exits) {
+    if (!e.signaled) e.message = read_status_file(dir, e.rank).message;
+  }
+}
+
+int report_rank_verdict(const std::vector<RankExit>& exits) {
+  RunVerdict v = judge(exits);
+  if (v.exit_code == 0) return 0;
+  std::set<std::string> said;
+  if (!v.message.empty()) {
+    std::fprintf(stderr, "commbench: %s\n", v.message.c_str());
+    said.insert(v.message);
+  }
+  // What the other ranks said is most often their reaction to the failure named above.
+  for (const auto& e : exits) {
+    // A rank that failed the same way (usage, validation, timeout) said the same thing.
+    const bool same_kind = !e.signaled && e.code == v.exit_code && e.code != 1;
+    if (e.message.empty() || same_kind || !said.insert(e.message).second) continue;
+    std::fprintf(stderr, "commbench: note: then rank %d: %s\n", e.rank, e.message.c_str());
+  }
+  return v.exit_code;
+}
+
+}  // namespace cb

@@ -1,0 +1,50 @@
+// How ranks started by a commbench parent (the local launcher, or its own mpirun) tell it how
+// they ended, so that the parent, which sees every rank, prints the one line that names the
+// cause: each rank leaves a small file `<dir>/status-<rank>` with its exit code, when it failed
+// and its message, or the signal that ended it. A rank that leaves none was killed outright.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/launch/rank_exits.hpp"
+
+namespace cb {
+
+// Set by the parent in its ranks' environment: the directory for the status files.
+inline constexpr const char* kRankStatusEnv = "COMMBENCH_RANK_STATUS";
+
+// --- rank side
+
+// Whether this process is a rank with a commbench parent collecting its status. The first call
+// also prepares the file name, so that the signal and watchdog paths need not allocate.
+bool rank_status_wanted();
+// Records "exited with `code`, saying `message`" (empty: nothing more to say), having failed at
+// `when_ns` (wall_clock_ns(); for an Error, its when_ns()).
+void record_rank_exit(int code, const std::string& message, std::int64_t when_ns) noexcept;
+// Async-signal-safe: records that the process is ending with signal `sig`.
+void record_rank_signal(int sig) noexcept;
+// Async-signal-safe: records exit code `code` with no message (the rank printed it already).
+void record_rank_code(int code) noexcept;
+
+// SIGINT, SIGTERM and SIGHUP remove this process's temporary files (temp_files.hpp) and record
+// the signal, then end the process as the signal would. Signals the caller ignores stay ignored.
+void end_rank_cleanly_on_signals();
+
+// --- parent side
+
+// How each of `nranks` ranks ended, from the files in `dir`, in the order they failed. A rank
+// without a file is taken as killed by `fallback_signal` when that is non-zero (what the launcher
+// saw), else as having exited with `fallback_code`.
+std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int fallback_signal,
+                                       int fallback_code);
+
+// Adds to exits the local launcher saw (exact codes and signals) what each rank said.
+void attach_rank_messages(const std::string& dir, std::vector<RankExit>& exits);
+
+// The run's exit code from the ranks' ends; prints the first line naming the cause, then the
+// peers' own consequential errors demoted to notes below it.
+int report_rank_verdict(const std::vector<RankExit>& exits);
+
+}  // namespace cb
