@@ -42,7 +42,8 @@ void with_backends(const ListRequest& rq, Fn fn) {
   bo.launch = detect_launch();
   for (const auto& name : chosen_backends(rq)) {
     const BackendEntry* e = find_backend(name);
-    std::string why = e->unavailable_reason(bo);
+    // A backend named with -B reports its usage errors; the others are only described.
+    std::string why = rq.backends.empty() ? why_unavailable(*e, bo) : e->unavailable_reason(bo);
     if (!why.empty()) {
       std::cout << fmt::format("# {}: unavailable here: {}\n", name, why);
       continue;
@@ -85,7 +86,7 @@ int list(const ListRequest& rq) {
     BackendOptions bo;
     bo.launch = detect_launch();
     for (const auto& e : backend_registry()) {
-      std::string why = e.unavailable_reason(bo);
+      std::string why = why_unavailable(e, bo);
       t.add_row({e.name, why.empty() ? "available" : "unavailable: " + why, e.description});
     }
     t.print(std::cout);

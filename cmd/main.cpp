@@ -1,11 +1,15 @@
 // commbench: one binary, many subcommands. Errors become one line on stderr and an exit code.
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "cmd/options.hpp"
 #include "cmd/subcommands.hpp"
+#include "cmd/version_info.hpp"
 #include "collectives/launch.hpp"
+#include "collectives/launch/rank_status.hpp"
 #include "common/error.hpp"
+#include "common/checked_write.hpp"
 
 namespace {
 
@@ -22,12 +26,56 @@ std::string one_line(std::string s) {
   return s;
 }
 
+// A failure's one line: printed here, or, for a rank whose commbench parent sees every rank,
+// handed to the parent, which prints the line that names the first cause.
+int failed(int code, const std::string& message, bool report,
+           std::int64_t when_ns = cb::wall_clock_ns()) {
+  if (cb::rank_status_wanted()) {
+    cb::record_rank_exit(code, message, when_ns);  // the parent says it once
+  } else if (report) {
+    std::fprintf(stderr, "commbench: %s\n", message.c_str());
+  }
+  return code;
+}
+
+// Help and --version print to stdout too; a failed write there is reported like any other.
+int printed(int code) {
+  try {
+    cb::flush_stdout();
+  } catch (const cb::Error& e) {
+    std::fprintf(stderr, "commbench: %s\n", e.what());
+    return cb::kExitRuntime;
+  }
+  return code;
+}
+
+// CLI11 answers an unknown first word with "A subcommand is required": name the word instead.
+void check_subcommand(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return;
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->check_name(argv[1])) return;
+    names.push_back(sub->get_name());
+  }
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  cb::usage_error("unknown subcommand '{}': expected one of {}", argv[1], list);
+}
+
+int finished(int code) {
+  if (cb::rank_status_wanted()) cb::record_rank_exit(code, "", cb::wall_clock_ns());
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   cb::set_invocation(cb::command_line(argc, argv));
   CLI::App app{"commbench: measure how fast a cluster moves data between ranks, and why"};
   app.require_subcommand(1);
+  app.set_version_flag(
+      "--version", [] { return "commbench " + cb::commbench_version(); },
+      "print the version line (`commbench version` says more)");
   cb::Action action;
   cb::register_run(app, action);
   cb::register_tune(app, action);
@@ -39,32 +87,31 @@ int main(int argc, char** argv) {
   cb::register_check(app, action);
   cb::register_plot(app, action);
   try {
+    check_subcommand(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return printed(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return printed(app.exit(e));
+  } catch (const CLI::CallForVersion& e) {
+    return printed(app.exit(e));
   } catch (const CLI::ParseError& e) {
-    if (reporting_rank(cb::ErrorKind::Usage)) {
-      std::fprintf(stderr, "commbench: %s (see commbench --help)\n", one_line(e.what()).c_str());
-    }
-    return cb::kExitUsage;
+    return failed(cb::kExitUsage, one_line(e.what()) + " (see commbench --help)",
+                  reporting_rank(cb::ErrorKind::Usage));
   } catch (const cb::Error& e) {
-    if (reporting_rank(e.kind()))
-      std::fprintf(stderr, "commbench: %s\n", one_line(e.what()).c_str());
-    return cb::exit_code(e.kind());
+    return failed(cb::exit_code(e.kind()), one_line(e.what()), reporting_rank(e.kind()),
+                  e.when_ns());
   }
   try {
-    return action ? action() : 0;
+    int code = action ? action() : 0;
+    cb::flush_stdout();  // output lost on the way (a full disk, /dev/full) is a failure
+    return finished(code);
   } catch (const cb::Error& e) {
-    if (reporting_rank(e.kind()))
-      std::fprintf(stderr, "commbench: %s\n", one_line(e.what()).c_str());
-    return cb::exit_code(e.kind());
+    return failed(cb::exit_code(e.kind()), one_line(e.what()), reporting_rank(e.kind()),
+                  e.when_ns());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "commbench: out of memory\n");
-    return 1;
+    return failed(cb::kExitRuntime, "out of memory", true);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "commbench: error: %s\n", one_line(e.what()).c_str());
-    return 1;
+    return failed(cb::kExitRuntime, "error: " + one_line(e.what()), true);
   }
 }

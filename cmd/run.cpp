@@ -1,7 +1,10 @@
 // `commbench run`: options -> plan -> runner per case -> records -> writers (rank 0).
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <set>
@@ -14,13 +17,17 @@
 #ifdef COMMBENCH_HAVE_GLOO
 #include "collectives/gloo/gloo_transport.hpp"
 #endif
+#include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/start.hpp"
+#include "collectives/memory_check.hpp"
 #include "collectives/mpi/mpi_runtime.hpp"
 #include "collectives/registry.hpp"
 #include "collectives/runner.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "probes/topology.hpp"
+#include "common/output_path.hpp"
+#include "common/temp_files.hpp"
 #include "report/writer.hpp"
 
 namespace cb {
@@ -45,6 +52,25 @@ std::uint64_t positive_count(const std::string& text, const char* what, bool all
   return static_cast<std::uint64_t>(v);
 }
 
+// Iteration counts: at most 10^7 (the per-iteration samples of 10^7 iterations take 80 MB).
+constexpr std::uint64_t kMaxIterations = 10'000'000;
+// Durations: at most 10^6 s (11.6 days); the libraries' timeouts count milliseconds in 32 bits.
+constexpr double kMaxSeconds = 1e6;
+
+std::uint64_t bounded_count(const std::string& text, const char* what, bool allow_zero) {
+  std::uint64_t v = positive_count(text, what, allow_zero);
+  if (v > kMaxIterations) usage_error("invalid {} '{}': at most {}", what, text, kMaxIterations);
+  return v;
+}
+
+double bounded_seconds(const std::string& text, const char* what) {
+  double v = parse_double(text, what);
+  if (v <= 0 || v > kMaxSeconds) {
+    usage_error("invalid {} '{}': expected seconds > 0 and at most {:g}", what, text, kMaxSeconds);
+  }
+  return v;
+}
+
 std::vector<std::string> resolve_backends(const std::string& requested, const LaunchInfo& launch,
                                           const BackendOptions& bo) {
   std::vector<std::string> names;
@@ -52,7 +78,7 @@ std::vector<std::string> resolve_backends(const std::string& requested, const La
     // nccl when a GPU is visible and NCCL loads, else mpi when launched by MPI, else gloo.
     for (const char* preferred : {"nccl", "mpi", "gloo"}) {
       const BackendEntry* e = find_backend(preferred);
-      if (!e || !e->unavailable_reason(bo).empty()) continue;
+      if (!e || !why_unavailable(*e, bo).empty()) continue;
       if (std::string(preferred) == "mpi" && launch.kind != LaunchInfo::Kind::Mpi) continue;
       names.push_back(preferred);
       break;
@@ -114,14 +140,12 @@ Settings validate(const RunRequest& rq) {
     if (s.sweep.step_bytes == 0) usage_error("invalid --step-bytes '0': expected a positive size");
   }
   sweep_sizes(s.sweep);  // checks min <= max and the step
-  if (!rq.warmup.empty()) s.runner.warmup = positive_count(rq.warmup, "--warmup", true);
-  if (!rq.iters.empty()) s.runner.iters = positive_count(rq.iters, "--iters", false);
-  s.runner.budget_s = parse_double(rq.min_time, "--min-time");
-  if (s.runner.budget_s <= 0)
-    usage_error("invalid --min-time '{}': expected seconds > 0", rq.min_time);
+  // Every iteration keeps a sample, so the counts are bounded before anything is allocated.
+  if (!rq.warmup.empty()) s.runner.warmup = bounded_count(rq.warmup, "--warmup", true);
+  if (!rq.iters.empty()) s.runner.iters = bounded_count(rq.iters, "--iters", false);
+  s.runner.budget_s = bounded_seconds(rq.min_time, "--min-time");
   s.runner.check = rq.check;
-  s.timeout = parse_double(rq.timeout, "--timeout");
-  if (s.timeout <= 0) usage_error("invalid --timeout '{}': expected seconds > 0", rq.timeout);
+  s.timeout = bounded_seconds(rq.timeout, "--timeout");
   if (rq.progress != "auto" && rq.progress != "always" && rq.progress != "never") {
     usage_error("invalid --progress '{}': expected auto, always or never", rq.progress);
   }
@@ -138,16 +162,37 @@ Settings validate(const RunRequest& rq) {
 struct Hosts {
   std::vector<std::string> names;  // distinct, in rank order
   int ranks_per_node = 0;
+  int ranks_here = 0;  // on this rank's host
 };
 
 Hosts gather_hosts(Control& control) {
   Hosts h;
   std::map<std::string, int> per;
-  for (const auto& name : control.allgather(host_name())) {
+  const std::string here = host_name();
+  for (const auto& name : control.allgather(here)) {
     if (per[name]++ == 0) h.names.push_back(name);
   }
   for (const auto& [name, n] : per) h.ranks_per_node = std::max(h.ranks_per_node, n);
+  h.ranks_here = per[here];
   return h;
+}
+
+// The host buffers of every rank on each host against that host's available memory, before
+// any is allocated; every rank learns every host's verdict so that all stop together.
+void check_host_memory(Control& control, const Hosts& hosts,
+                       const std::vector<std::unique_ptr<Backend>>& backends,
+                       const std::vector<std::vector<Case>>& plans) {
+  BufferNeeds worst;  // backends run one after another: the largest one counts
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    if (backends[i]->memory().kind() != MemoryKind::Host) continue;
+    BufferNeeds n = buffer_needs(plans[i], backends[i]->size());
+    if (n.send + n.recv > worst.send + worst.recv) worst = n;
+  }
+  std::string mine =
+      host_memory_shortfall(worst.send, worst.recv, hosts.ranks_here, available_host_memory());
+  for (const auto& verdict : control.allgather(mine)) {
+    if (!verdict.empty()) usage_error("{}", verdict);
+  }
 }
 
 }  // namespace
@@ -170,6 +215,7 @@ int execute_run(const RunRequest& rq) {
   if (repeat_count(rq) > 1 || !rq.launch.empty()) return execute_repeated(rq);
   Settings s = validate(rq);
   for (const auto& path : rq.outputs) check_output_path(path);
+  check_distinct_outputs(rq.outputs);
   std::ostringstream probe_format;
   make_stream_writer(rq.format, probe_format);  // validates --format before any work
 
@@ -196,7 +242,18 @@ int execute_run(const RunRequest& rq) {
         runtime_error("backend {} cannot run here: {}", name, why);
       }
     }
-    return start_ranks(s.backends, wanted_ranks);
+    // Rank 0 names its temporary output files after this process, so that they can be removed
+    // here whatever ends the ranks (a kill, a crash, an interrupt).
+    ::setenv(kTempTagEnv, std::to_string(::getpid()).c_str(), 0);
+    for (const auto& path : rq.outputs) track_temp_file(output_target(path) + temp_suffix());
+    try {
+      int code = start_ranks(s.backends, wanted_ranks);
+      if (code != 0) remove_temp_files();
+      return code;
+    } catch (...) {
+      remove_temp_files();
+      throw;
+    }
   }
   if (!rq.nranks.empty() && wanted_ranks != bo.launch.size) {
     usage_error("-N {} conflicts with the {} ranks the launcher started", wanted_ranks,
@@ -205,6 +262,12 @@ int execute_run(const RunRequest& rq) {
 
   Watchdog watchdog(s.timeout, bo.launch.rank == 0);
   bo.watchdog = &watchdog;
+  // A timeout or an interrupt leaves no half-written output behind.
+  watchdog.on_fire([] {
+    remove_temp_files();
+    record_rank_code(4);  // the watchdog has printed why
+  });
+  end_rank_cleanly_on_signals();
   watchdog.arm("start-up (control channel rendezvous)");
   std::unique_ptr<Control> control = make_run_control(bo.launch, s.timeout);
   const int rank = control->rank();
@@ -246,6 +309,7 @@ int execute_run(const RunRequest& rq) {
   if (total == 0) usage_error("nothing to run: no backend offers the requested combination");
 
   Hosts hosts = gather_hosts(*control);
+  check_host_memory(*control, hosts, backends, plans);
   RunMeta meta;
   meta.version = commbench_version();
   meta.git_commit = commbench_git_commit();
@@ -262,7 +326,7 @@ int execute_run(const RunRequest& rq) {
 
   std::vector<std::unique_ptr<Writer>> writers;
   if (rank == 0) {
-    writers.push_back(make_stream_writer(rq.format, std::cout));
+    writers.push_back(make_stdout_writer(rq.format));
     for (const auto& path : rq.outputs) writers.push_back(make_file_writer(path));
     if (rq.extra_writer) writers.push_back(rq.extra_writer());
     for (auto& w : writers) w->begin(meta);
