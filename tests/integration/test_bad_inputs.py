@@ -1,0 +1,162 @@
+"""The bad-input and fault catalogue: every bad value, file and fault commbench is known to meet,
+each run through the real binary and held to the contract: the documented exit code, a first
+stderr line 'commbench: ...' naming the cause, nothing on stdout for a usage error, and no file
+left behind. Then the fault cases of test_hardening.py (full disks, signals, dead ranks, ...).
+Prints one line per case and 'N passed, N failed, N skipped'."""
+import os
+import shutil
+import sys
+
+import test_hardening
+from cbtest import SOURCE_DIR, Skip, main, run, tempdir
+
+DATA = os.path.join(SOURCE_DIR, "tests", "data", "results")
+
+
+def data(name):
+    return os.path.join(DATA, name)
+
+
+def host_memory_overcommit():
+    avail = 0
+    for line in open("/proc/meminfo"):
+        if line.startswith("MemAvailable:"):
+            avail = int(line.split()[1]) * 1024
+    size = str(avail // 3 // 4096 * 4096)
+    return ["-b", size, "-e", size, "-n", "1", "-w", "0"]
+
+
+RUN = ["run", "-c", "allreduce", "-e", "64"]
+
+# (name, arguments, expected exit code, words of the first stderr line, extra environment)
+CASES = [
+    ("unknown collective", ["run", "-c", "allreduc"], 2, ["unknown collective 'allreduc'"]),
+    ("bad size suffix", ["run", "-b", "12Q"], 2, ["--min-bytes"]),
+    ("min above max", ["run", "-b", "1M", "-e", "1K"], 2, ["larger than --max-bytes"]),
+    ("unknown dtype", ["run", "-d", "float,quad"], 2, ["unknown dtype 'quad'"]),
+    ("unknown op", ["run", "-o", "xor"], 2, ["unknown op 'xor'"]),
+    ("bad placement", ["run", "--placement", "up"], 2, ["--placement"]),
+    ("bad memory", ["run", "--memory", "floppy"], 2, ["--memory"]),
+    ("bad progress", ["run", "--progress", "sometimes"], 2, ["--progress"]),
+    ("zero iterations", ["run", "-n", "0"], 2, ["--iters"]),
+    ("negative warm-up", ["run", "-w", "-3"], 2, ["--warmup"]),
+    ("huge warm-up", RUN + ["-w", "4000000000"], 2, ["--warmup", "at most"]),
+    ("huge iterations", RUN + ["-n", "4000000000"], 2, ["--iters", "at most"]),
+    ("negative timeout", ["run", "--timeout", "-1"], 2, ["--timeout"]),
+    ("timeout 1e10", RUN + ["--timeout", "1e10"], 2, ["--timeout", "at most"]),
+    ("timeout 1e30", RUN + ["--timeout", "1e30"], 2, ["--timeout", "at most"]),
+    ("timeout 9223372036", RUN + ["--timeout", "9223372036"], 2, ["--timeout", "at most"]),
+    ("timeout nan", RUN + ["--timeout", "nan"], 2, ["--timeout"]),
+    ("min-time word", ["run", "--min-time", "zero"], 2, ["--min-time"]),
+    ("min-time huge", RUN + ["--min-time", "1e12"], 2, ["--min-time"]),
+    ("unknown format", ["run", "--format", "yaml"], 2, ["unknown format 'yaml'"]),
+    ("unknown backend", ["run", "-B", "carrier-pigeon"], 2, ["unknown backend"]),
+    ("unknown flag", ["run", "--frobnicate"], 2, ["frobnicate"]),
+    ("step factor 1", ["run", "-f", "1"], 2, ["--step-factor"]),
+    ("step bytes 0", ["run", "-i", "0"], 2, ["--step-bytes"]),
+    ("zero ranks", ["run", "-c", "barrier", "-N", "0"], 2, ["--nranks"]),
+    ("ranks word", ["run", "-c", "barrier", "-N", "two"], 2, ["--nranks"]),
+    ("too many ranks", ["run", "-c", "barrier", "-N", "5000"], 2, ["at most 1024"]),
+    ("unknown interface", ["run", "-c", "barrier", "-B", "gloo", "--gloo-iface", "nonexistent0"],
+     2, ["unknown --gloo-iface"]),
+    ("output extension", RUN + ["--output", "r.pdf"], 2, ["extension"]),
+    ("output directory missing", RUN + ["--output", "/nonexistent/dir/r.csv"], 2,
+     ["does not exist"]),
+    ("output is a directory", RUN + ["--output", "dir.csv"], 2, ["is a directory"]),
+    ("output read-only", RUN + ["--output", "ro.csv"], 2, ["read-only"]),
+    ("output twice", RUN + ["--output", "r.csv", "--output", "./r.csv"], 2, ["same file"]),
+    ("gpus zero", RUN + ["-B", "nccl", "-g", "0"], 2, ["--gpus"]),
+    ("gpus without nccl", RUN + ["-B", "mpi", "-g", "2"], 2, ["--gpus 2", "nccl"]),
+    ("nccl on host memory", RUN + ["-B", "nccl", "--memory", "host"], 2, ["--memory device"]),
+    ("nccl library missing", ["run", "-B", "nccl", "--nccl-lib", "/nonexistent/libnccl.so.2"], 2,
+     ["/nonexistent/libnccl.so.2"]),
+    ("one buffer beyond RAM", ["run", "-c", "allreduce", "-b", "1T", "-e", "1T"], 2,
+     ["cannot allocate"]),
+    ("all buffers beyond available memory", ["run", "-c", "allreduce"] + host_memory_overcommit(),
+     2, ["cannot allocate host buffers"]),
+    ("nothing to run under mpi", RUN + ["-B", "mpi", "-N", "2", "-d", "half"], 2, []),
+    ("no subcommand", [], 2, []),
+    ("unknown subcommand", ["frobnicate"], 2, ["frobnicate"]),
+    ("compare empty file", ["compare", data("base.json"), data("bad-empty.json")], 2,
+     ["file is empty"]),
+    ("compare truncated", ["compare", data("base.json"), data("bad-truncated.json")], 2,
+     ["not valid JSON"]),
+    ("compare not json", ["compare", data("base.json"), data("bad-not-json.json")], 2,
+     ["not valid JSON"]),
+    ("compare schema", ["compare", data("base.json"), data("bad-schema.json")], 2,
+     ["unknown schema"]),
+    ("compare negative", ["compare", data("base.json"), data("bad-negative.json")], 2,
+     ["invalid value -20"]),
+    ("compare nan json", ["compare", data("base.json"), data("bad-nan.json")], 2,
+     ["not valid JSON"]),
+    ("compare nan csv", ["compare", data("base.json"), data("bad-nan.csv")], 2, ["'nan'"]),
+    ("compare truncated jsonl", ["compare", data("base.json"), data("bad-truncated.jsonl")], 2,
+     ["bad-truncated.jsonl:4"]),
+    ("compare csv header", ["compare", data("base.json"), data("bad-header.csv")], 2,
+     ["not the commbench CSV header"]),
+    ("compare missing file", ["compare", data("base.json"), data("missing.json")], 2,
+     ["No such file"]),
+    ("compare threshold", ["compare", data("base.json"), data("base.json"), "--threshold", "-3"],
+     2, ["--threshold"]),
+    ("compare latency bytes", ["compare", data("base.json"), data("base.json"),
+                               "--latency-bytes", "12Q"], 2, ["--latency-bytes"]),
+    ("compare noise factor", ["compare", data("base.json"), data("base.json"),
+                              "--noise-factor", "x"], 2, ["--noise-factor"]),
+    ("compare format", ["compare", data("base.json"), data("base.json"), "--format", "html"], 2,
+     ["format 'html'"]),
+    ("compare output read-only", ["compare", data("base.json"), data("base.json"), "--output",
+                                  "ro.md"], 2, ["read-only"]),
+    ("check missing spec", ["check", "none.toml"], 2, ["none.toml"]),
+    ("plot truncated", ["plot", data("bad-truncated.json"), "-o", "p.svg"], 2,
+     ["not valid JSON"]),
+    ("plot output a directory", ["plot", data("base.json"), "-o", "dir.svg"], 2,
+     ["is a directory"]),
+    ("topo format", ["topo", "--format", "xml"], 2, ["xml"]),
+    ("topo sysfs missing", ["topo", "--sysfs-root", "missing"], 2, ["missing"]),
+]
+
+
+def make_case(name, args, code, words, env=None):
+    def case():
+        d = tempdir()
+        os.mkdir(os.path.join(d, "dir.csv"))
+        os.mkdir(os.path.join(d, "dir.svg"))
+        for ro in ("ro.csv", "ro.md"):
+            with open(os.path.join(d, ro), "w") as f:
+                f.write("keep\n")
+            os.chmod(os.path.join(d, ro), 0o444)
+        before = sorted(os.listdir(d))
+        cwd = os.getcwd()
+        os.chdir(d)
+        try:
+            p = run(args, env=dict(env or {}, CUDA_VISIBLE_DEVICES=""), timeout=120)
+        finally:
+            os.chdir(cwd)
+        assert p.returncode == code, f"exit {p.returncode}, expected {code}\n{p.stderr}"
+        lines = p.stderr.strip().splitlines()
+        assert lines and lines[0].startswith("commbench: "), p.stderr
+        assert "Traceback" not in p.stderr and "terminate called" not in p.stderr, p.stderr
+        errors = [l for l in lines if not l.startswith(("commbench: note:",
+                                                         "commbench: warning:"))]
+        assert errors, p.stderr
+        for w in words:
+            assert w in errors[0], f"{w!r} not in {errors[0]!r}"
+        if code == 2:
+            assert p.stdout == "", f"stdout on a usage error:\n{p.stdout[:500]}"
+        assert sorted(os.listdir(d)) == before, f"left behind: {os.listdir(d)}"
+        shutil.rmtree(d)
+    case.__name__ = "bad_input: " + name
+    return case
+
+
+def hardening_cases():
+    return [getattr(test_hardening, n) for n in dir(test_hardening) if n.startswith("test_")]
+
+
+if __name__ == "__main__":
+    cases = [make_case(*c) for c in CASES]
+    if "--inputs-only" in sys.argv:
+        sys.argv.remove("--inputs-only")
+    else:
+        cases += hardening_cases()
+    main(cases)

@@ -1,0 +1,443 @@
+"""Faults and leaks through the real binary: output that cannot be written (a full file system,
+/dev/full), secrets in the environment, temporary files after a failed or interrupted run,
+values out of range, output paths that cannot be written, and the top-level --version."""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from cbtest import COMMBENCH, SOURCE_DIR, Skip, main, run, tempdir
+
+QUICK = ["-c", "allreduce", "-e", "64", "--min-time", "0.002"]
+SECRETS = {"UCX_api_key": "k1-value", "GLOO_Token": "t1-value", "COMMBENCH_ApiKey": "a1-value",
+           "OMPI_MCA_secret_thing": "s1-value", "MPICH_AUTH_pass": "p1-value",
+           "NCCL_private_path": "v1-value", "FI_Credential": "c1-value"}
+
+
+def first_line(p):
+    lines = p.stderr.strip().splitlines()
+    assert lines, f"nothing on stderr (exit {p.returncode})"
+    return lines[0]
+
+
+def expect(p, code, *needles):
+    """Exit `code` and a first stderr line 'commbench: ...' containing every needle."""
+    assert p.returncode == code, f"exit {p.returncode}, expected {code}\nstderr:\n{p.stderr}"
+    line = first_line(p)
+    assert line.startswith("commbench: "), line
+    for n in needles:
+        assert n in line, f"{n!r} not in first line {line!r}\nstderr:\n{p.stderr}"
+    assert "Traceback" not in p.stderr and "terminate called" not in p.stderr, p.stderr
+    return line
+
+
+def temp_leftovers(directory):
+    return [f for f in os.listdir(directory) if ".tmp." in f]
+
+
+def is_root():
+    return os.geteuid() == 0
+
+
+# --- secrets -----------------------------------------------------------------------------------
+
+def test_secret_variables_never_written_whatever_their_case():
+    d = tempdir()
+    outs = [os.path.join(d, n) for n in ("r.json", "r.gbench.json", "r.md", "r.jsonl", "r.csv")]
+    env = dict(SECRETS, NCCL_DEBUG_SUBSYS="INIT")  # a steering variable that is kept
+    args = ["run"] + QUICK + ["--format", "json"]
+    for o in outs:
+        args += ["--output", o]
+    p = run(args, env=env, check=0)
+    meta = json.loads(p.stdout)["meta"]
+    assert meta["environment"].get("NCCL_DEBUG_SUBSYS") == "INIT", meta["environment"]
+    texts = [p.stdout, p.stderr] + [open(o).read() for o in outs]
+    for name, value in SECRETS.items():
+        for t in texts:
+            assert value not in t and name not in t, f"{name} leaked"
+    # Result files written before the filter knew every spelling: compare never repeats them.
+    doc = json.load(open(os.path.join(SOURCE_DIR, "tests", "data", "results", "base.json")))
+    old, new = os.path.join(d, "old.json"), os.path.join(d, "new.json")
+    doc["meta"]["environment"] = {"GLOO_Token": "old-secret", "NCCL_ALGO": "Ring"}
+    json.dump(doc, open(old, "w"))
+    doc["meta"]["environment"] = {"GLOO_Token": "new-secret", "NCCL_ALGO": "Tree"}
+    json.dump(doc, open(new, "w"))
+    for fmt in ("table", "json", "md"):
+        p = run(["compare", old, new, "--format", fmt])
+        assert p.returncode in (0, 5), p.stderr
+        assert "Ring" in p.stdout and "Tree" in p.stdout, p.stdout  # still reports NCCL_ALGO
+        assert "secret" not in p.stdout + p.stderr and "GLOO_Token" not in p.stdout, p.stdout
+    shutil.rmtree(d)
+
+
+# --- write errors ------------------------------------------------------------------------------
+
+def test_jsonl_through_a_link_to_dev_full_fails_naming_the_file():
+    d = tempdir()
+    out = os.path.join(d, "x.jsonl")
+    os.symlink("/dev/full", out)
+    p = run(["run", "-c", "allreduce,broadcast", "-e", "1K", "--min-time", "0.002",
+             "--output", out])
+    expect(p, 1, f"cannot write '{out}'", "No space left on device")
+    assert sorted(os.listdir(d)) == ["x.jsonl"] and os.path.islink(out)
+    shutil.rmtree(d)
+
+
+def test_stdout_on_dev_full_fails():
+    with open("/dev/full", "w") as full:
+        for fmt in ("table", "csv", "json"):
+            p = subprocess.run([COMMBENCH, "run"] + QUICK + ["--format", fmt], stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=120)
+            expect(p, 1, "cannot write standard output", "No space left on device")
+        for args in (["list", "collectives"], ["version"], ["--version"]):
+            p = subprocess.run([COMMBENCH] + args, stdout=full, stderr=subprocess.PIPE, text=True,
+                               timeout=60)
+            expect(p, 1, "cannot write standard output", "No space left on device")
+
+
+def small_tmpfs():
+    if not is_root():
+        raise Skip("mounting a small tmpfs needs root")
+    d = tempdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", d], capture_output=True)
+    if r.returncode != 0:
+        raise Skip(f"cannot mount a tmpfs: {r.stderr.decode().strip()}")
+    return d
+
+
+def test_full_file_system_keeps_whole_jsonl_records_and_no_partial_files():
+    d = small_tmpfs()
+    try:
+        jsonl, csv = os.path.join(d, "x.jsonl"), os.path.join(d, "x.csv")
+        p = run(["run", "-c", "allreduce,allgather,broadcast,reduce,alltoall", "-b", "8",
+                 "-e", "64K", "-f", "2", "--min-time", "0.002", "--output", jsonl])
+        expect(p, 1, f"cannot write '{jsonl}'", "No space left on device")
+        text = open(jsonl).read()
+        assert text and text.endswith("\n"), repr(text[-80:])
+        for line in text.splitlines():
+            json.loads(line)  # every record whole
+        os.remove(jsonl)
+        # A file replaced atomically: nothing under the final name, no temporary left.
+        with open(os.path.join(d, "filler"), "wb") as f:
+            try:
+                f.write(b"x" * 8192)
+            except OSError:
+                pass
+        p = run(["run", "-c", "allreduce,allgather", "-e", "64K", "--min-time", "0.002",
+                 "--output", csv])
+        expect(p, 1, f"cannot write '{csv}'", "No space left on device")
+        assert sorted(os.listdir(d)) == ["filler"], os.listdir(d)
+    finally:
+        subprocess.run(["umount", d])
+        os.rmdir(d)
+
+
+def test_full_tmpdir_names_the_rendezvous_directory():
+    d = small_tmpfs()
+    try:
+        with open(os.path.join(d, "filler"), "wb") as f:
+            try:
+                f.write(b"x" * 16384)
+            except OSError:
+                pass
+        p = run(["run"] + QUICK, env={"TMPDIR": d})
+        expect(p, 1, "cannot write the rendezvous directory", d, "No space left on device")
+        assert os.listdir(d) == ["filler"], os.listdir(d)
+    finally:
+        subprocess.run(["umount", d])
+        os.rmdir(d)
+
+
+# --- temporary files ---------------------------------------------------------------------------
+
+def outputs_in(d):
+    return [os.path.join(d, n) for n in ("r.csv", "r.json", "r.md", "r.gbench.json")]
+
+
+def output_args(paths):
+    args = []
+    for p in paths:
+        args += ["--output", p]
+    return args
+
+
+def test_no_temporary_files_after_timeout():
+    d = tempdir()
+    p = run(["run", "-c", "allreduce", "-e", "64", "--timeout", "2"] + output_args(outputs_in(d)),
+            env={"COMMBENCH_TEST_FAULT": "hang:1"})
+    expect(p, 4, "timeout")
+    assert os.listdir(d) == [], os.listdir(d)
+    shutil.rmtree(d)
+
+
+def test_no_temporary_files_after_rank_0_dies():
+    d = tempdir()
+    p = run(["run", "-c", "allreduce", "-e", "64"] + output_args(outputs_in(d)),
+            env={"COMMBENCH_TEST_FAULT": "die:0"})
+    assert p.returncode == 1, p.stderr
+    assert os.listdir(d) == [], os.listdir(d)
+    shutil.rmtree(d)
+
+
+def test_no_temporary_files_after_an_interrupt():
+    d = tempdir()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        env = dict(os.environ, COMMBENCH_TEST_FAULT="hang:1")
+        proc = subprocess.Popen([COMMBENCH, "run", "-c", "allreduce", "-e", "64", "--timeout",
+                                 "60"] + output_args(outputs_in(d)),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        deadline = time.time() + 60
+        while not temp_leftovers(d) and time.time() < deadline:  # rank 0 has opened its outputs
+            time.sleep(0.05)
+        assert temp_leftovers(d), "rank 0 never opened its outputs"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 1, (proc.returncode, err)
+        assert err.strip().splitlines()[0].startswith("commbench: interrupted by signal"), err
+        assert os.listdir(d) == [], os.listdir(d)
+    shutil.rmtree(d)
+
+
+# --- values and paths checked before anything runs ---------------------------------------------
+
+def test_values_out_of_range_are_usage_errors():
+    cases = [(["--timeout", "1e10"], "--timeout"), (["--timeout", "1e30"], "--timeout"),
+             (["--timeout", "9223372036"], "--timeout"), (["--min-time", "1e12"], "--min-time"),
+             (["-w", "4000000000"], "--warmup"), (["-n", "4000000000"], "--iters")]
+    for args, says in cases:
+        p = run(["run", "-c", "allreduce", "-e", "64"] + args, timeout=60)
+        expect(p, 2, says)
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_output_paths_that_cannot_be_written_are_refused_up_front():
+    d = tempdir()
+    os.mkdir(os.path.join(d, "dir.csv"))
+    ro = os.path.join(d, "ro.csv")
+    open(ro, "w").write("keep\n")
+    os.chmod(ro, 0o444)
+    twice = os.path.join(d, "r.csv")
+    cases = [(["--output", os.path.join(d, "dir.csv")], "is a directory"),
+             (["--output", ro], "read-only"),
+             (["--output", twice, "--output", twice], "same file"),
+             (["--output", twice, "--output", os.path.join(d, ".", "r.csv")], "same file")]
+    for args, says in cases:
+        start = time.time()
+        p = run(["run", "-c", "allreduce", "-e", "64"] + args, timeout=60)
+        expect(p, 2, says)
+        assert time.time() - start < 5, "refused only after running"
+    assert sorted(os.listdir(d)) == ["dir.csv", "ro.csv"], os.listdir(d)
+    assert open(ro).read() == "keep\n"
+    shutil.rmtree(d)
+
+
+def test_an_output_link_is_written_through():
+    d = tempdir()
+    target, link = os.path.join(d, "target.csv"), os.path.join(d, "link.csv")
+    open(target, "w").write("old\n")
+    os.symlink("target.csv", link)
+    run(["run"] + QUICK + ["--output", link], check=0)
+    assert os.path.islink(link) and os.readlink(link) == "target.csv"
+    assert open(target).read().startswith("backend,"), open(target).read()
+    assert sorted(os.listdir(d)) == ["link.csv", "target.csv"]
+    shutil.rmtree(d)
+
+
+def test_memory_check_counts_every_buffer_of_every_rank_on_the_host():
+    avail = 0
+    for line in open("/proc/meminfo"):
+        if line.startswith("MemAvailable:"):
+            avail = int(line.split()[1]) * 1024
+    size = avail // 3 // 4096 * 4096  # one buffer fits, 2 ranks x (send + receive) do not
+    start = time.time()
+    p = run(["run", "-c", "allreduce", "-b", str(size), "-e", str(size), "-n", "1", "-w", "0"],
+            timeout=120)
+    expect(p, 2, "cannot allocate host buffers", "2 ranks on this host")
+    assert time.time() - start < 30, "refused only after allocating"
+
+
+def test_compare_caps_absurd_percentages():
+    import re
+    d = tempdir()
+    doc = json.load(open(os.path.join(SOURCE_DIR, "tests", "data", "results", "base.json")))
+    base = os.path.join(d, "base.json")
+    json.dump(doc, open(base, "w"))
+    for r in doc["results"]:
+        for k in ("time_us", "min_us", "p50_us", "p99_us", "max_us"):
+            r[k] *= 1e300
+        for k in ("algbw_GBps", "busbw_GBps"):
+            if r.get(k) is not None:
+                r[k] /= 1e300
+    new = os.path.join(d, "new.json")
+    json.dump(doc, open(new, "w"))
+    p = run(["compare", base, new])
+    expect(p, 5, ">+1000%")
+    assert ">+1000%" in p.stdout, p.stdout
+    assert not re.search(r"\d{12,}", p.stdout + p.stderr), p.stdout
+    shutil.rmtree(d)
+
+
+def test_a_bad_nccl_library_matters_only_where_nccl_is_used():
+    env = {"COMMBENCH_NCCL_LIB": "/etc/passwd", "CUDA_VISIBLE_DEVICES": ""}
+    p = run(["list", "backends"], env=env, check=0)
+    assert "nccl" in p.stdout and "unavailable" in p.stdout, p.stdout
+    run(["list", "algorithms"], env=env, check=0)
+    p = run(["run"] + QUICK + ["--format", "csv"], env=env, check=0)
+    assert "gloo" in p.stdout
+    p = run(["run", "-B", "nccl"] + QUICK, env=env)
+    expect(p, 2, "/etc/passwd")
+
+
+# --- launching: the first line names the cause -------------------------------------------------
+
+MPI_CHATTER = ("mpirun noticed", "Primary job", "BAD TERMINATION", "-----", "=====",
+               "prterun", "YOUR APPLICATION")
+
+
+def no_launcher_chatter(p):
+    for c in MPI_CHATTER:
+        assert c not in p.stderr, f"launcher chatter {c!r} in:\n{p.stderr}"
+    assert all(l.startswith("commbench: ") for l in p.stderr.strip().splitlines()), p.stderr
+
+
+def test_a_dead_rank_is_named_first_local_launcher():
+    p = run(["run", "-c", "allreduce", "-e", "64K", "--min-time", "0.02"],
+            env={"COMMBENCH_TEST_FAULT": "die:1"})
+    expect(p, 1, "rank 1 was killed by signal 9 (Killed)")
+
+
+def test_a_dead_rank_is_named_first_under_mpi():
+    p = run(["run", "-B", "mpi", "-N", "2", "-c", "allreduce", "-e", "64K", "--min-time", "0.02"],
+            env={"COMMBENCH_TEST_FAULT": "die:1"})
+    expect(p, 1, "rank 1 was killed by signal 9 (Killed)")
+    no_launcher_chatter(p)
+
+
+def test_mpi_outcomes_map_to_documented_exit_codes():
+    base = ["run", "-B", "mpi", "-N", "2", "-c", "allreduce", "-e", "64"]
+    # Usage error found by the ranks (nothing left to run): one line, no banner.
+    p = run(base + ["-d", "half"])
+    assert p.returncode == 2, p.stderr
+    no_launcher_chatter(p)
+    assert "nothing to run" in p.stderr.strip().splitlines()[-1], p.stderr
+    p = run(base + ["--timeout", "2"], env={"COMMBENCH_TEST_FAULT": "hang:1"})
+    expect(p, 4, "timeout")
+    no_launcher_chatter(p)
+    p = run(base, env={"COMMBENCH_TEST_FAULT": "corrupt:1"})
+    expect(p, 3, "validation failed")
+    no_launcher_chatter(p)
+
+
+def test_mpi_run_interrupted_stops_and_says_so():
+    d = tempdir()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        env = dict(os.environ, COMMBENCH_TEST_FAULT="hang:1")
+        proc = subprocess.Popen([COMMBENCH, "run", "-B", "mpi", "-N", "2", "-c", "allreduce",
+                                 "-e", "64", "--timeout", "60"] + output_args(outputs_in(d)),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        deadline = time.time() + 60
+        while not temp_leftovers(d) and time.time() < deadline:
+            time.sleep(0.05)
+        assert temp_leftovers(d), "rank 0 never opened its outputs"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 1, (proc.returncode, err)
+        assert err.strip().splitlines()[0].startswith("commbench: interrupted by signal"), err
+        assert os.listdir(d) == [], os.listdir(d)
+    shutil.rmtree(d)
+
+
+def test_failed_mpi_runs_leave_no_temporary_files():
+    d = tempdir()
+    for fault in ("die:0", "die:1", "corrupt:1"):
+        p = run(["run", "-B", "mpi", "-N", "2", "-c", "allreduce", "-e", "64K"] +
+                output_args(outputs_in(d)), env={"COMMBENCH_TEST_FAULT": fault})
+        assert p.returncode in (1, 3), (fault, p.stderr)
+        assert temp_leftovers(d) == [], (fault, os.listdir(d))
+    shutil.rmtree(d)
+
+
+def test_ranks_are_named_commbench_in_ps():
+    d = tempdir()
+    env = dict(os.environ, COMMBENCH_TEST_FAULT="hang:1")
+    proc = subprocess.Popen([COMMBENCH, "run", "-c", "allreduce", "-e", "64", "--timeout", "60",
+                             "--output", os.path.join(d, "r.csv")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 60
+    while not temp_leftovers(d) and time.time() < deadline:
+        time.sleep(0.05)
+    children = subprocess.run(["ps", "-o", "comm=", "--ppid", str(proc.pid)],
+                              capture_output=True, text=True).stdout.split()
+    proc.terminate()
+    proc.communicate(timeout=60)
+    assert children and set(children) == {os.path.basename(COMMBENCH)}, children
+    shutil.rmtree(d)
+
+
+# --- what a newcomer meets first ---------------------------------------------------------------
+
+def test_readme_setup_commands_work_as_root_without_sudo():
+    readme = open(os.path.join(SOURCE_DIR, "README.md")).read()
+    setup = readme.split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    commands = [l for l in setup.splitlines() if l.startswith("ci/") or l.startswith("sudo")]
+    assert commands and not any(c.startswith("sudo") for c in commands), commands
+    if not is_root():
+        raise Skip("running ci/install-deps as root needs root")
+    # A root shell without sudo (a container): install-deps finds its packages and says so.
+    bindir = tempdir()
+    for tool in ("bash", "dpkg-query", "grep", "id"):
+        os.symlink(shutil.which(tool), os.path.join(bindir, tool))
+    assert not os.path.exists(os.path.join(bindir, "sudo"))
+    p = subprocess.run([os.path.join(SOURCE_DIR, "ci", "install-deps")], capture_output=True,
+                       text=True, env={"PATH": bindir}, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "packages present" in p.stdout and "sudo" not in p.stderr, (p.stdout, p.stderr)
+    shutil.rmtree(bindir)
+
+
+def test_table_ends_with_a_summary_per_backend_and_algorithm():
+    p = run(["run", "-c", "allreduce,broadcast", "-b", "512K", "-e", "2M", "--min-time", "0.002"],
+            check=0)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("# summary ")]
+    assert len(lines) == 1, p.stdout
+    import re
+    assert re.match(r"# summary gloo/default: peak busbw \(GB/s\) allreduce [0-9.]+, "
+                    r"broadcast [0-9.]+; avg busbw >= 1 MiB [0-9.]+ GB/s; #wrong 0$",
+                    lines[0]), lines[0]
+
+
+def test_top_level_version_flag():
+    p = run(["--version"], check=0)
+    v = run(["version"], check=0)
+    assert p.stdout.strip() == v.stdout.splitlines()[0], (p.stdout, v.stdout)
+    assert p.stdout.startswith("commbench ") and p.stderr == ""
+
+
+if __name__ == "__main__":
+    main([test_secret_variables_never_written_whatever_their_case,
+          test_jsonl_through_a_link_to_dev_full_fails_naming_the_file,
+          test_stdout_on_dev_full_fails,
+          test_full_file_system_keeps_whole_jsonl_records_and_no_partial_files,
+          test_full_tmpdir_names_the_rendezvous_directory,
+          test_no_temporary_files_after_timeout,
+          test_no_temporary_files_after_rank_0_dies,
+          test_no_temporary_files_after_an_interrupt,
+          test_values_out_of_range_are_usage_errors,
+          test_output_paths_that_cannot_be_written_are_refused_up_front,
+          test_an_output_link_is_written_through,
+          test_memory_check_counts_every_buffer_of_every_rank_on_the_host,
+          test_compare_caps_absurd_percentages,
+          test_a_bad_nccl_library_matters_only_where_nccl_is_used,
+          test_a_dead_rank_is_named_first_local_launcher,
+          test_a_dead_rank_is_named_first_under_mpi,
+          test_mpi_outcomes_map_to_documented_exit_codes,
+          test_mpi_run_interrupted_stops_and_says_so,
+          test_failed_mpi_runs_leave_no_temporary_files,
+          test_ranks_are_named_commbench_in_ps,
+          test_readme_setup_commands_work_as_root_without_sudo,
+          test_table_ends_with_a_summary_per_backend_and_algorithm,
+          test_top_level_version_flag])
