@@ -8,8 +8,8 @@
 #include "cmd/version_info.hpp"
 #include "collectives/launch.hpp"
 #include "collectives/launch/rank_status.hpp"
-#include "common/error.hpp"
 #include "common/checked_write.hpp"
+#include "common/error.hpp"
 
 namespace {
 
@@ -28,10 +28,9 @@ std::string one_line(std::string s) {
 
 // A failure's one line: printed here, or, for a rank whose commbench parent sees every rank,
 // handed to the parent, which prints the line that names the first cause.
-int failed(int code, const std::string& message, bool report,
-           std::int64_t when_ns = cb::wall_clock_ns()) {
+int failed(int code, const std::string& message, bool report) {
   if (cb::rank_status_wanted()) {
-    cb::record_rank_exit(code, message, when_ns);  // the parent says it once
+    cb::record_rank_exit(code, message);  // the parent says it once
   } else if (report) {
     std::fprintf(stderr, "commbench: %s\n", message.c_str());
   }
@@ -63,7 +62,7 @@ void check_subcommand(CLI::App& app, int argc, char** argv) {
 }
 
 int finished(int code) {
-  if (cb::rank_status_wanted()) cb::record_rank_exit(code, "", cb::wall_clock_ns());
+  if (cb::rank_status_wanted()) cb::record_rank_exit(code, "");
   return code;
 }
 
@@ -99,16 +98,14 @@ int main(int argc, char** argv) {
     return failed(cb::kExitUsage, one_line(e.what()) + " (see commbench --help)",
                   reporting_rank(cb::ErrorKind::Usage));
   } catch (const cb::Error& e) {
-    return failed(cb::exit_code(e.kind()), one_line(e.what()), reporting_rank(e.kind()),
-                  e.when_ns());
+    return failed(cb::exit_code(e.kind()), one_line(e.what()), reporting_rank(e.kind()));
   }
   try {
     int code = action ? action() : 0;
     cb::flush_stdout();  // output lost on the way (a full disk, /dev/full) is a failure
     return finished(code);
   } catch (const cb::Error& e) {
-    return failed(cb::exit_code(e.kind()), one_line(e.what()), reporting_rank(e.kind()),
-                  e.when_ns());
+    return failed(cb::exit_code(e.kind()), one_line(e.what()), reporting_rank(e.kind()));
   } catch (const std::bad_alloc&) {
     return failed(cb::kExitRuntime, "out of memory", true);
   } catch (const std::exception& e) {

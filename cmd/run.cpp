@@ -24,10 +24,10 @@
 #include "collectives/registry.hpp"
 #include "collectives/runner.hpp"
 #include "common/error.hpp"
-#include "common/units.hpp"
-#include "probes/topology.hpp"
 #include "common/output_path.hpp"
 #include "common/temp_files.hpp"
+#include "common/units.hpp"
+#include "probes/topology.hpp"
 #include "report/writer.hpp"
 
 namespace cb {
@@ -270,128 +270,140 @@ int execute_run(const RunRequest& rq) {
   end_rank_cleanly_on_signals();
   watchdog.arm("start-up (control channel rendezvous)");
   std::unique_ptr<Control> control = make_run_control(bo.launch, s.timeout);
-  const int rank = control->rank();
-  const int nranks = control->size();
-  bo.control = control.get();
-  bo.timeout_seconds = s.timeout;
-  bo.gloo_iface = rq.gloo_iface;
-
+  // A rank records how it failed before unwinding closes its connections (the control channel,
+  // the backends and their communicators live outside the try): its peers then fail too, and
+  // the parent must see which failure came first.
   std::vector<std::unique_ptr<Backend>> backends;
-  for (const auto& name : s.backends) {
-    const BackendEntry* entry = find_backend(name);
-    watchdog.arm(fmt::format("{} communicator set-up", name));
-    if (std::string why = entry->unavailable_reason(bo); !why.empty()) {
-      runtime_error("backend {} cannot run here: {}", name, why);
-    }
-    backends.push_back(entry->create(bo));
-  }
-  watchdog.disarm();
-  const bool forced_algorithms = std::any_of(s.sweep.algorithms.begin(), s.sweep.algorithms.end(),
-                                             [](const std::string& a) { return a != "default"; });
-  for (auto& b : backends) {
-    std::string why = forced_algorithms ? b->algorithms_unavailable() : std::string();
-    if (rank == 0 && !why.empty()) {
-      std::cerr << "commbench: warning: " << b->name() << ": " << why << "; running default only\n";
-    }
-  }
+  std::vector<std::map<std::pair<Collective, std::string>, Opened>> comms_of;
+  try {
+    const int rank = control->rank();
+    const int nranks = control->size();
+    bo.control = control.get();
+    bo.timeout_seconds = s.timeout;
+    bo.gloo_iface = rq.gloo_iface;
 
-  // Plan every backend before any measurement so bad combinations fail fast.
-  std::vector<std::vector<Case>> plans;
-  std::vector<std::string> notes;
-  std::size_t total = 0;
-  for (auto& b : backends) {
-    plans.push_back(plan_cases(*b, s.sweep, b->size(), notes));  // several GPUs per process
-    total += plans.back().size();
-  }
-  if (rank == 0) {
-    for (const auto& n : notes) std::cerr << "commbench: note: " << n << "\n";
-  }
-  if (total == 0) usage_error("nothing to run: no backend offers the requested combination");
-
-  Hosts hosts = gather_hosts(*control);
-  check_host_memory(*control, hosts, backends, plans);
-  RunMeta meta;
-  meta.version = commbench_version();
-  meta.git_commit = commbench_git_commit();
-  meta.start_time = utc_now_iso8601();
-  meta.command_line = invocation();
-  meta.hosts = hosts.names;
-  meta.nranks = nranks;
-  meta.nnodes = static_cast<int>(hosts.names.size());
-  meta.ranks_per_node = hosts.ranks_per_node;
-  for (auto& b : backends) meta.libraries[b->name()] = b->library_detail();
-  meta.environment = steering_environment();
-  // Each host's hardware fingerprint, so that comparing runs can tell when the hardware differs.
-  meta.topology = topology_summary(control->allgather(host_topology_facts().dump()));
-
-  std::vector<std::unique_ptr<Writer>> writers;
-  if (rank == 0) {
-    writers.push_back(make_stdout_writer(rq.format));
-    for (const auto& path : rq.outputs) writers.push_back(make_file_writer(path));
-    if (rq.extra_writer) writers.push_back(rq.extra_writer());
-    for (auto& w : writers) w->begin(meta);
-  }
-
-  Progress progress(rq.progress, rank == 0);
-  std::uint64_t wrong_total = 0, wrong_cases = 0;
-  std::string first_wrong;
-  std::size_t done = 0;
-  for (std::size_t bi = 0; bi < backends.size(); ++bi) {
-    Backend& backend = *backends[bi];
-    Runner runner(backend, *control, watchdog, s.runner, plans[bi]);
-    std::map<std::pair<Collective, std::string>, Opened> comms;
-    std::set<std::string> skipped;
-    for (const Case& c : plans[bi]) {
-      ++done;
-      progress.update(done, total, fmt::format("{} {}", backend.name(), describe(c)));
-      auto key = std::make_pair(c.collective, c.algorithm);
-      auto it = comms.find(key);
-      if (it == comms.end()) {
-        watchdog.arm(fmt::format("{} communicator set-up for {} ({})", backend.name(),
-                                 name(c.collective), c.algorithm));
-        it = comms.emplace(key, backend.open(c.collective, c.algorithm)).first;
-        watchdog.disarm();
+    for (const auto& name : s.backends) {
+      const BackendEntry* entry = find_backend(name);
+      watchdog.arm(fmt::format("{} communicator set-up", name));
+      if (std::string why = entry->unavailable_reason(bo); !why.empty()) {
+        runtime_error("backend {} cannot run here: {}", name, why);
       }
-      if (!it->second.comm) {
-        std::string msg = fmt::format("{}: {} algorithm {} skipped: {}", backend.name(),
-                                      name(c.collective), c.algorithm, it->second.skipped_reason);
-        if (rank == 0 && skipped.insert(msg).second) {
-          progress.clear();
-          std::cerr << "commbench: note: " << msg << "\n";
+      backends.push_back(entry->create(bo));
+    }
+    watchdog.disarm();
+    const bool forced_algorithms = std::any_of(s.sweep.algorithms.begin(), s.sweep.algorithms.end(),
+                                               [](const std::string& a) { return a != "default"; });
+    for (auto& b : backends) {
+      std::string why = forced_algorithms ? b->algorithms_unavailable() : std::string();
+      if (rank == 0 && !why.empty()) {
+        std::cerr << "commbench: warning: " << b->name() << ": " << why
+                  << "; running default only\n";
+      }
+    }
+
+    // Plan every backend before any measurement so bad combinations fail fast.
+    std::vector<std::vector<Case>> plans;
+    std::vector<std::string> notes;
+    std::size_t total = 0;
+    for (auto& b : backends) {
+      plans.push_back(plan_cases(*b, s.sweep, b->size(), notes));  // several GPUs per process
+      total += plans.back().size();
+    }
+    if (rank == 0) {
+      for (const auto& n : notes) std::cerr << "commbench: note: " << n << "\n";
+    }
+    if (total == 0) usage_error("nothing to run: no backend offers the requested combination");
+
+    Hosts hosts = gather_hosts(*control);
+    check_host_memory(*control, hosts, backends, plans);
+    RunMeta meta;
+    meta.version = commbench_version();
+    meta.git_commit = commbench_git_commit();
+    meta.start_time = utc_now_iso8601();
+    meta.command_line = invocation();
+    meta.hosts = hosts.names;
+    meta.nranks = nranks;
+    meta.nnodes = static_cast<int>(hosts.names.size());
+    meta.ranks_per_node = hosts.ranks_per_node;
+    for (auto& b : backends) meta.libraries[b->name()] = b->library_detail();
+    meta.environment = steering_environment();
+    // Each host's hardware fingerprint, so that comparing runs can tell when the hardware differs.
+    meta.topology = topology_summary(control->allgather(host_topology_facts().dump()));
+
+    std::vector<std::unique_ptr<Writer>> writers;
+    if (rank == 0) {
+      writers.push_back(make_stdout_writer(rq.format));
+      for (const auto& path : rq.outputs) writers.push_back(make_file_writer(path));
+      if (rq.extra_writer) writers.push_back(rq.extra_writer());
+      for (auto& w : writers) w->begin(meta);
+    }
+
+    Progress progress(rq.progress, rank == 0);
+    std::uint64_t wrong_total = 0, wrong_cases = 0;
+    std::string first_wrong;
+    std::size_t done = 0;
+    for (std::size_t bi = 0; bi < backends.size(); ++bi) {
+      Backend& backend = *backends[bi];
+      Runner runner(backend, *control, watchdog, s.runner, plans[bi]);
+      if (!comms_of.empty()) comms_of.back().clear();  // the previous backend's are done
+      comms_of.emplace_back();
+      auto& comms = comms_of.back();
+      std::set<std::string> skipped;
+      for (const Case& c : plans[bi]) {
+        ++done;
+        progress.update(done, total, fmt::format("{} {}", backend.name(), describe(c)));
+        auto key = std::make_pair(c.collective, c.algorithm);
+        auto it = comms.find(key);
+        if (it == comms.end()) {
+          watchdog.arm(fmt::format("{} communicator set-up for {} ({})", backend.name(),
+                                   name(c.collective), c.algorithm));
+          it = comms.emplace(key, backend.open(c.collective, c.algorithm)).first;
+          watchdog.disarm();
         }
-        continue;
-      }
-      CollectiveCall shape{c.collective,        c.dtype, c.op,    c.placement,
-                           std::max(c.root, 0), c.count, nullptr, nullptr};
-      if (std::string why = it->second.comm->skip_reason(shape); !why.empty()) {
-        std::string msg = fmt::format("{}: {} algorithm {} skipped where {}", backend.name(),
-                                      name(c.collective), c.algorithm, why);
-        if (rank == 0 && skipped.insert(msg).second) {
-          progress.clear();
-          std::cerr << "commbench: note: " << msg << "\n";
+        if (!it->second.comm) {
+          std::string msg = fmt::format("{}: {} algorithm {} skipped: {}", backend.name(),
+                                        name(c.collective), c.algorithm, it->second.skipped_reason);
+          if (rank == 0 && skipped.insert(msg).second) {
+            progress.clear();
+            std::cerr << "commbench: note: " << msg << "\n";
+          }
+          continue;
         }
-        continue;
+        CollectiveCall shape{c.collective,        c.dtype, c.op,    c.placement,
+                             std::max(c.root, 0), c.count, nullptr, nullptr};
+        if (std::string why = it->second.comm->skip_reason(shape); !why.empty()) {
+          std::string msg = fmt::format("{}: {} algorithm {} skipped where {}", backend.name(),
+                                        name(c.collective), c.algorithm, why);
+          if (rank == 0 && skipped.insert(msg).second) {
+            progress.clear();
+            std::cerr << "commbench: note: " << msg << "\n";
+          }
+          continue;
+        }
+        Measurement m = runner.run(*it->second.comm, c, done);
+        ResultRecord rec = make_record(backend, c, m, meta.nnodes);
+        if (std::string chosen = it->second.comm->describe_choice(); !chosen.empty()) {
+          rec.algorithm = chosen;  // what the library picked for "default"
+        }
+        if (rec.wrong && *rec.wrong > 0) {
+          wrong_total += *rec.wrong;
+          if (wrong_cases++ == 0) first_wrong = fmt::format("{} {}", backend.name(), describe(c));
+        }
+        for (auto& w : writers) w->add(rec);
       }
-      Measurement m = runner.run(*it->second.comm, c, done);
-      ResultRecord rec = make_record(backend, c, m, meta.nnodes);
-      if (std::string chosen = it->second.comm->describe_choice(); !chosen.empty()) {
-        rec.algorithm = chosen;  // what the library picked for "default"
-      }
-      if (rec.wrong && *rec.wrong > 0) {
-        wrong_total += *rec.wrong;
-        if (wrong_cases++ == 0) first_wrong = fmt::format("{} {}", backend.name(), describe(c));
-      }
-      for (auto& w : writers) w->add(rec);
     }
+    progress.clear();
+    for (auto& w : writers) w->finish();
+    if (wrong_cases > 0) {
+      fail(ErrorKind::Validation, "validation failed: {} wrong element{} in {} case{} (first: {})",
+           wrong_total, wrong_total == 1 ? "" : "s", wrong_cases, wrong_cases == 1 ? "" : "s",
+           first_wrong);
+    }
+    return 0;
+  } catch (const Error& e) {
+    if (rank_status_wanted()) record_rank_exit(exit_code(e.kind()), e.what());
+    throw;
   }
-  progress.clear();
-  for (auto& w : writers) w->finish();
-  if (wrong_cases > 0) {
-    fail(ErrorKind::Validation, "validation failed: {} wrong element{} in {} case{} (first: {})",
-         wrong_total, wrong_total == 1 ? "" : "s", wrong_cases, wrong_cases == 1 ? "" : "s",
-         first_wrong);
-  }
-  return 0;
 }
 
 void add_run_options(CLI::App* cmd, RunRequest& rq) {

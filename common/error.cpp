@@ -1,7 +1,5 @@
 #include "common/error.hpp"
 
-#include <time.h>
-
 namespace cb {
 
 int exit_code(ErrorKind kind) {
@@ -18,12 +16,6 @@ int exit_code(ErrorKind kind) {
       return kExitRegression;
   }
   return kExitRuntime;
-}
-
-std::int64_t wall_clock_ns() noexcept {
-  struct timespec ts {};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 }  // namespace cb

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -25,21 +24,13 @@ enum class ErrorKind {
   Regression,  // compare found a regression / check a failed requirement: exit 5
 };
 
-// CLOCK_REALTIME in nanoseconds; async-signal-safe.
-std::int64_t wall_clock_ns() noexcept;
-
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& message)
-      : std::runtime_error(message), kind_(kind), when_ns_(wall_clock_ns()) {}
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
   ErrorKind kind() const { return kind_; }
-  // When the error was raised (CLOCK_REALTIME, ns): of several ranks that fail, the one that
-  // failed first is the cause, however long its unwinding took.
-  std::int64_t when_ns() const { return when_ns_; }
 
  private:
   ErrorKind kind_;
-  std::int64_t when_ns_;
 };
 
 int exit_code(ErrorKind kind);

@@ -347,9 +347,9 @@ std::map<std::string, std::string> steering_environment() {
                                                                  "HCOLL_"};
   // Launcher bookkeeping (common/environment.hpp) and commbench's own per-rank launch variables:
   // they steer nothing and would make runs differ.
-  static constexpr std::array<std::string_view, 5> kOwnLaunch = {
-      "COMMBENCH_LOCAL_", "COMMBENCH_RELAUNCHED", "COMMBENCH_RANK_STATUS", "COMMBENCH_TMP_TAG",
-      "COMMBENCH_TEST_"};
+  static constexpr std::array<std::string_view, 6> kOwnLaunch = {
+      "COMMBENCH_LOCAL_",     "COMMBENCH_RELAUNCHED", "COMMBENCH_RANK_STATUS",
+      "COMMBENCH_RANK_WATCH", "COMMBENCH_TMP_TAG",    "COMMBENCH_TEST_"};
   std::map<std::string, std::string> out;
   for (char** e = environ; e && *e; ++e) {
     std::string_view entry(*e);

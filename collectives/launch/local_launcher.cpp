@@ -86,6 +86,7 @@ int run_local_ranks(const LocalLaunchOptions& o) {
   const pid_t self = ::getpid();
   std::map<pid_t, int> running;  // pid -> rank
   std::vector<RankExit> exits;
+  std::vector<std::int64_t> reaped_ns;  // when each of exits was seen
   bool stopping = false;
   int stop_phase = 0;  // 0: none, 1: SIGTERM sent, 2: SIGKILL sent
   Clock::time_point deadline{};
@@ -145,6 +146,7 @@ int run_local_ranks(const LocalLaunchOptions& o) {
     }
     running.erase(it);
     exits.push_back(e);
+    reaped_ns.push_back(status_clock_ns());
     if (e.signaled || e.code != 0) begin_stop(o.grace_seconds);
   }
 
@@ -153,7 +155,7 @@ int run_local_ranks(const LocalLaunchOptions& o) {
     signals.clear();
     runtime_error("interrupted by signal {} ({}); ranks stopped", sig, ::strsignal(sig));
   }
-  attach_rank_messages(dir.path(), exits);
+  attach_rank_messages(dir.path(), exits, reaped_ns);
   return report_rank_verdict(exits);
 }
 

@@ -14,6 +14,7 @@
 #include "collectives/launch/launcher_child.hpp"
 #include "collectives/launch/local_launcher.hpp"
 #include "collectives/launch/rank_status.hpp"
+#include "collectives/launch/rank_watch.hpp"
 #include "collectives/launch/temp_dir.hpp"
 #include "common/error.hpp"
 #include "common/temp_files.hpp"
@@ -89,6 +90,14 @@ int signal_from_launcher(const std::string& flavor, int status) {
   return 0;
 }
 
+bool has_status_file(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().filename().string().rfind("status-", 0) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int run_mpi_job(const MpiJob& job) {
@@ -109,6 +118,8 @@ int run_mpi_job(const MpiJob& job) {
   cmd.env = job.env;
   cmd.env.emplace_back(kRelaunchedEnv, "1");
   cmd.env.emplace_back(kRankStatusEnv, status_dir.path());
+  RankWatch watch(status_dir.path());
+  if (!watch.path().empty()) cmd.env.emplace_back(kRankWatchEnv, watch.path());
   LauncherOutcome out = run_launcher_child(cmd);
 
   if (out.stop_signal) {
@@ -117,9 +128,10 @@ int run_mpi_job(const MpiJob& job) {
   }
   const int status = out.wait_status;
   const int launcher_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-  std::vector<RankExit> exits = read_rank_status(
-      status_dir.path(), job.nranks, signal_from_launcher(flavor, status), launcher_code);
-  if (status != 0 && std::filesystem::is_empty(status_dir.path())) {
+  std::vector<RankExit> exits =
+      read_rank_status(status_dir.path(), job.nranks, signal_from_launcher(flavor, status),
+                       launcher_code, watch.ended());
+  if (status != 0 && watch.ended().empty() && !has_status_file(status_dir.path())) {
     // No rank got as far as reporting: the launcher itself failed; what it said explains it.
     std::string said;
     for (const auto& l : out.chatter) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <sstream>
 
 #include "collectives/launch.hpp"
+#include "collectives/launch/rank_watch.hpp"
 #include "common/error.hpp"
 #include "common/temp_files.hpp"
 
@@ -23,15 +25,24 @@ namespace {
 
 char g_status_path[4096] = {0};
 bool g_prepared = false;
+volatile sig_atomic_t g_recorded = 0;  // the first record is how the rank ended: kept
 
 // Writes `text` to the status file in one write; async-signal-safe.
 void write_status(const char* text, std::size_t len) noexcept {
   if (!g_status_path[0]) return;
   int fd = ::open(g_status_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return;
+  g_recorded = 1;
   ssize_t ignored = ::write(fd, text, len);
   (void)ignored;
   ::close(fd);
+}
+
+// CLOCK_REALTIME in nanoseconds; async-signal-safe.
+std::int64_t wall_clock_ns() noexcept {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 // Appends the decimal digits of `v` (>= 0) to buf at len; async-signal-safe.
@@ -89,12 +100,15 @@ bool rank_status_wanted() {
       if (path.size() < sizeof(g_status_path)) {
         std::memcpy(g_status_path, path.c_str(), path.size() + 1);
       }
+      connect_rank_watch(detect_launch().rank);
     }
   }
   return g_status_path[0] != 0;
 }
 
-void record_rank_exit(int code, const std::string& message, std::int64_t when_ns) noexcept {
+void record_rank_exit(int code, const std::string& message) noexcept {
+  if (g_recorded) return;
+  const std::int64_t when_ns = wall_clock_ns();
   char head[64];
   std::size_t len = format_status_line(head, "exit", code, when_ns);
   std::string text(head, len);
@@ -103,11 +117,13 @@ void record_rank_exit(int code, const std::string& message, std::int64_t when_ns
 }
 
 void record_rank_signal(int sig) noexcept {
+  if (g_recorded) return;
   char buf[64];
   write_status(buf, format_status_line(buf, "signal", sig, wall_clock_ns()));
 }
 
 void record_rank_code(int code) noexcept {
+  if (g_recorded) return;
   char buf[64];
   write_status(buf, format_status_line(buf, "exit", code, wall_clock_ns()));
 }
@@ -144,7 +160,8 @@ StatusFile read_status_file(const std::string& dir, int rank) {
 }  // namespace
 
 std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int fallback_signal,
-                                       int fallback_code) {
+                                       int fallback_code,
+                                       const std::map<int, std::int64_t>& ended_ns) {
   std::vector<std::pair<std::int64_t, RankExit>> timed;
   for (int r = 0; r < nranks; ++r) {
     RankExit e;
@@ -163,7 +180,12 @@ std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int f
     } else {
       e.code = fallback_code;
     }
-    timed.emplace_back(f.when_ns, e);  // a rank that left nothing sorts first
+    std::int64_t when = f.when_ns;
+    if (!f.found) {
+      auto it = ended_ns.find(r);
+      when = it != ended_ns.end() ? it->second : 0;  // unknown: first
+    }
+    timed.emplace_back(when, e);
   }
   // In the order the ranks failed, so that of equally telling failures the first one is named.
   std::stable_sort(timed.begin(), timed.end(),
@@ -173,10 +195,27 @@ std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int f
   return exits;
 }
 
-void attach_rank_messages(const std::string& dir, std::vector<RankExit>& exits) {
-  for (auto& e : exits) {
-    if (!e.signaled) e.message = read_status_file(dir, e.rank).message;
+void attach_rank_messages(const std::string& dir, std::vector<RankExit>& exits,
+                          const std::vector<std::int64_t>& reaped_ns) {
+  std::vector<std::pair<std::int64_t, RankExit>> timed;
+  for (std::size_t i = 0; i < exits.size(); ++i) {
+    RankExit e = exits[i];
+    std::int64_t when = i < reaped_ns.size() ? reaped_ns[i] : 0;
+    StatusFile f = read_status_file(dir, e.rank);
+    if (f.found && !e.signaled) {
+      e.message = f.message;
+      when = f.when_ns;  // when it failed, not when it had finished unwinding
+    }
+    timed.emplace_back(when, e);
   }
+  std::stable_sort(timed.begin(), timed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  exits.clear();
+  for (auto& [t, e] : timed) exits.push_back(std::move(e));
+}
+
+std::int64_t status_clock_ns() noexcept {
+  return wall_clock_ns();
 }
 
 int report_rank_verdict(const std::vector<RankExit>& exits) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,11 @@ inline constexpr const char* kRankStatusEnv = "COMMBENCH_RANK_STATUS";
 // Whether this process is a rank with a commbench parent collecting its status. The first call
 // also prepares the file name, so that the signal and watchdog paths need not allocate.
 bool rank_status_wanted();
-// Records "exited with `code`, saying `message`" (empty: nothing more to say), having failed at
-// `when_ns` (wall_clock_ns(); for an Error, its when_ns()).
-void record_rank_exit(int code, const std::string& message, std::int64_t when_ns) noexcept;
+// Records "exited with `code`, saying `message`" (empty: nothing more to say) and the time. Only
+// the first record counts: a rank records its failure where it happens, before unwinding closes
+// its connections (which its peers then report as their own failures), and later records of
+// the same end are ignored.
+void record_rank_exit(int code, const std::string& message) noexcept;
 // Async-signal-safe: records that the process is ending with signal `sig`.
 void record_rank_signal(int sig) noexcept;
 // Async-signal-safe: records exit code `code` with no message (the rank printed it already).
@@ -37,11 +40,18 @@ void end_rank_cleanly_on_signals();
 // How each of `nranks` ranks ended, from the files in `dir`, in the order they failed. A rank
 // without a file is taken as killed by `fallback_signal` when that is non-zero (what the launcher
 // saw), else as having exited with `fallback_code`.
+// `ended_ns` (rank_watch.hpp) orders the ranks that left no file by when they ended.
 std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int fallback_signal,
-                                       int fallback_code);
+                                       int fallback_code,
+                                       const std::map<int, std::int64_t>& ended_ns = {});
 
-// Adds to exits the local launcher saw (exact codes and signals) what each rank said.
-void attach_rank_messages(const std::string& dir, std::vector<RankExit>& exits);
+// Adds to exits the local launcher saw (exact codes and signals, reaped at `reaped_ns`) what
+// each rank said, and orders them by when each rank failed (its status time, else when reaped).
+void attach_rank_messages(const std::string& dir, std::vector<RankExit>& exits,
+                          const std::vector<std::int64_t>& reaped_ns);
+
+// The clock of the status times (CLOCK_REALTIME, ns).
+std::int64_t status_clock_ns() noexcept;
 
 // The run's exit code from the ranks' ends; prints the first line naming the cause, then the
 // peers' own consequential errors demoted to notes below it.

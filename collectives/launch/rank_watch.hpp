@@ -1,0 +1,44 @@
+// When each rank process ended, as its commbench parent sees it even through an MPI launcher:
+// every rank connects to a Unix socket of the parent at start and keeps the connection open, so
+// the kernel closes it the moment the rank ends, however it ends (SIGKILL included). A thread of
+// the parent notes the time of each close; the first rank to end without a status file is the
+// one that was killed first (the launcher then kills the others).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace cb {
+
+// Set in the ranks' environment: the socket's path.
+inline constexpr const char* kRankWatchEnv = "COMMBENCH_RANK_WATCH";
+
+class RankWatch {
+ public:
+  // Listens at `dir`/watch.sock; does nothing when that path is too long for a socket.
+  explicit RankWatch(const std::string& dir);
+  RankWatch(const RankWatch&) = delete;
+  RankWatch& operator=(const RankWatch&) = delete;
+  ~RankWatch();
+  const std::string& path() const { return path_; }  // empty when not watching
+  // rank -> when its connection closed (status_clock_ns()).
+  std::map<int, std::int64_t> ended();
+
+ private:
+  void loop();
+  std::string path_;
+  int listen_fd_ = -1;
+  int stop_pipe_[2] = {-1, -1};
+  std::mutex mu_;
+  std::map<int, std::int64_t> ended_;
+  std::thread thread_;
+};
+
+// Rank side: connects to the parent's socket named in the environment, once; the connection
+// stays open for the life of the process.
+void connect_rank_watch(int rank) noexcept;
+
+}  // namespace cb
