@@ -11,34 +11,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 
+#include "collectives/launch/stop_signals.hpp"
 #include "common/checked_write.hpp"
 #include "common/error.hpp"
 
 namespace cb {
 
 namespace {
-
-volatile sig_atomic_t g_stop = 0;
-
-void on_stop(int sig) {
-  g_stop = sig;
-}
-
-struct PassOnSignals {
-  PassOnSignals() {
-    g_stop = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_stop;
-    sigemptyset(&sa.sa_mask);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, &old[s]);
-  }
-  ~PassOnSignals() {
-    for (auto& [s, act] : old) ::sigaction(s, &act, nullptr);
-  }
-  std::map<int, struct sigaction> old;
-};
 
 struct Pipe {
   int fd[2] = {-1, -1};
@@ -88,7 +68,7 @@ class StderrLines {
 LauncherOutcome run_launcher_child(const LauncherCommand& command) {
   LauncherOutcome out;
   Pipe out_pipe, err_pipe;
-  PassOnSignals signals;
+  StopSignals signals;
   std::fflush(nullptr);
   std::vector<char*> argv;
   for (const auto& a : command.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -119,8 +99,8 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
   bool out_open = true, err_open = true, exited = false;
   char buf[65536];
   while (out_open || err_open || !exited) {
-    if (g_stop && !out.stop_signal) {
-      out.stop_signal = g_stop;
+    if (signals.caught() && !out.stop_signal) {
+      out.stop_signal = signals.caught();
       ::kill(pid, SIGTERM);
       kill_at = Clock::now() + std::chrono::seconds(5);
     }

@@ -17,9 +17,10 @@
 #include <thread>
 
 #include "collectives/launch.hpp"
+#include "collectives/launch/job.hpp"
 #include "collectives/launch/rank_exits.hpp"
-#include "collectives/launch/stop_signals.hpp"
 #include "collectives/launch/rank_status.hpp"
+#include "collectives/launch/stop_signals.hpp"
 #include "collectives/launch/temp_dir.hpp"
 #include "common/error.hpp"
 
@@ -27,16 +28,9 @@ namespace cb {
 
 namespace {
 
-// This program's own path, so that ranks are named commbench in ps (not "exe").
-std::string own_executable() {
-  char exe[4096];
-  ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  return len > 0 ? std::string(exe, static_cast<std::size_t>(len)) : "/proc/self/exe";
-}
-
 pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks, const std::string& dir,
                  pid_t launcher) {
-  static const std::string exe = own_executable();
+  static const std::string exe = own_executable();  // so ps names the ranks commbench
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

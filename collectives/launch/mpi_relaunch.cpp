@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "collectives/launch/job.hpp"
 #include "collectives/launch/launcher_child.hpp"
 #include "collectives/launch/local_launcher.hpp"
 #include "collectives/launch/rank_status.hpp"
@@ -156,9 +157,7 @@ int relaunch_under_mpi(int nranks) {
   MpiJob job;
   job.nranks = nranks;
   job.args = own_command_line();
-  char exe[4096];
-  ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (len > 0) job.args[0].assign(exe, static_cast<std::size_t>(len));
+  job.args[0] = own_executable();
   if (const char* tag = std::getenv(kTempTagEnv)) job.env.emplace_back(kTempTagEnv, tag);
   return run_mpi_job(job);
 }

@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "collectives/launch.hpp"
@@ -219,19 +218,11 @@ std::int64_t status_clock_ns() noexcept {
 }
 
 int report_rank_verdict(const std::vector<RankExit>& exits) {
+  // One line, the first cause; what the other ranks said is their reaction to it (a peer's
+  // "Connection reset by peer") and is not shown.
   RunVerdict v = judge(exits);
-  if (v.exit_code == 0) return 0;
-  std::set<std::string> said;
-  if (!v.message.empty()) {
+  if (v.exit_code != 0 && !v.message.empty()) {
     std::fprintf(stderr, "commbench: %s\n", v.message.c_str());
-    said.insert(v.message);
-  }
-  // What the other ranks said is most often their reaction to the failure named above.
-  for (const auto& e : exits) {
-    // A rank that failed the same way (usage, validation, timeout) said the same thing.
-    const bool same_kind = !e.signaled && e.code == v.exit_code && e.code != 1;
-    if (e.message.empty() || same_kind || !said.insert(e.message).second) continue;
-    std::fprintf(stderr, "commbench: note: then rank %d: %s\n", e.rank, e.message.c_str());
   }
   return v.exit_code;
 }

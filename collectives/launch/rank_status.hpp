@@ -53,8 +53,8 @@ void attach_rank_messages(const std::string& dir, std::vector<RankExit>& exits,
 // The clock of the status times (CLOCK_REALTIME, ns).
 std::int64_t status_clock_ns() noexcept;
 
-// The run's exit code from the ranks' ends; prints the first line naming the cause, then the
-// peers' own consequential errors demoted to notes below it.
+// The run's exit code from the ranks' ends; prints the one line naming the first cause (the
+// peers' consequential errors are not shown).
 int report_rank_verdict(const std::vector<RankExit>& exits);
 
 }  // namespace cb
