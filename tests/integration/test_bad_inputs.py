@@ -145,7 +145,7 @@ def make_case(name, args, code, words, env=None):
             assert p.stdout == "", f"stdout on a usage error:\n{p.stdout[:500]}"
         assert sorted(os.listdir(d)) == before, f"left behind: {os.listdir(d)}"
         shutil.rmtree(d)
-    case.__name__ = "bad_input: " + name
+    case.__name__ = "test_bad_input_" + "".join(c if c.isalnum() else "_" for c in name)
     return case
 
 
