@@ -17,6 +17,7 @@
 #include "common/schema.hpp"
 #include "probes/topology.hpp"
 #include "report/check_output.hpp"
+#include "report/links_verdict.hpp"
 #include "report/report_format.hpp"
 
 namespace cb {
@@ -27,6 +28,7 @@ struct CheckRequest {
   std::string spec;
   std::vector<std::string> results;
   std::string topology;
+  std::string links;
   std::string sysfs_root;
   std::string junit;
   std::string format = "table";
@@ -63,9 +65,10 @@ SpecVocabulary vocabulary() {
   return v;
 }
 
-nlohmann::json read_topology_file(const std::string& path) {
+nlohmann::json read_json_file(const std::string& path, const char* option, std::string_view schema,
+                              const char* writer) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) usage_error("cannot read --topology '{}': {}", path, std::strerror(errno));
+  if (!in) usage_error("cannot read {} '{}': {}", option, path, std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   try {
@@ -73,15 +76,16 @@ nlohmann::json read_topology_file(const std::string& path) {
   } catch (const nlohmann::json::parse_error& e) {
     usage_error(
         "{}: not valid JSON (truncated or corrupt near byte {}): expected a {} document "
-        "as written by `commbench topo --format json`",
-        path, e.byte, kTopologySchema);
+        "as written by `{}`",
+        path, e.byte, schema, writer);
   }
 }
 
 // The topology document and where it came from.
 std::pair<nlohmann::json, std::string> topology_for(const CheckRequest& rq) {
   if (!rq.topology.empty()) {
-    nlohmann::json doc = read_topology_file(rq.topology);
+    nlohmann::json doc =
+        read_json_file(rq.topology, "--topology", kTopologySchema, "commbench topo --format json");
     validate_topology(doc, rq.topology);
     return {doc, rq.topology};
   }
@@ -115,8 +119,17 @@ int execute(const CheckRequest& rq) {
   nlohmann::json topology;
   std::string topology_source;
   if (!spec.topology.empty()) std::tie(topology, topology_source) = topology_for(rq);
+  nlohmann::json links;
+  if (!spec.links.empty()) {
+    if (rq.links.empty()) {
+      usage_error("{} has [[links]] requirements: pass --links FILE (`probe links --format json`)",
+                  rq.spec);
+    }
+    links =
+        read_json_file(rq.links, "--links", kLinksSchema, "commbench probe links --format json");
+  }
 
-  CheckReport report = evaluate_spec(spec, results, topology, topology_source);
+  CheckReport report = evaluate_spec(spec, results, topology, topology_source, links, rq.links);
   write_check_report(report, rq.format, std::cout);
   if (!rq.output.empty()) {
     std::ostringstream text;
@@ -150,7 +163,10 @@ void register_check(CLI::App& app, Action& action) {
       ->required();
   c->add_option("RESULTS", rq->results, "result files (.json, .jsonl, .csv) from `run --output`");
   c->add_option("--topology", rq->topology,
-                "commbench/topology/v1 document (`topo --format json`) instead of probing");
+                "commbench/topology/v1 or cluster-topology/v1 document (`topo --format json`) "
+                "instead of probing");
+  c->add_option("--links", rq->links,
+                "commbench/links/v2 document (`probe links --format json`) for [[links]] tables");
   c->add_option("--sysfs-root", rq->sysfs_root, "probe a captured tree laid out like /sys");
   c->add_option("--junit", rq->junit, "also write JUnit XML: one testcase per requirement");
   c->add_option("--format", rq->format, "stdout format: table, json, md (default table)");

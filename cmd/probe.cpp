@@ -25,6 +25,10 @@ struct ProbeRequest {
   std::string tests = "h2d,d2h,d2d,p2p";
   std::string window = "16";
   std::string latency_iters = "200";
+  bool per_host = false;
+  bool all_ranks = false;
+  std::string sample;
+  std::string min_fraction = "0.8";
 };
 
 int positive(const std::string& text, const char* what) {
@@ -32,6 +36,19 @@ int positive(const std::string& text, const char* what) {
   if (v <= 0 || v > 1000000)
     usage_error("invalid {} '{}': expected a positive integer", what, text);
   return static_cast<int>(v);
+}
+
+double parse_fraction(const std::string& text) {
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || !(v > 0 && v <= 1))
+    usage_error("invalid --min-fraction '{}': expected a number in (0, 1], e.g. 0.8", text);
+  return v;
 }
 
 std::vector<MemKernel> parse_mem_kernels(const std::string& text) {
@@ -94,6 +111,11 @@ int run_links(const ProbeRequest& rq) {
   o.repeats = positive(rq.repeats, "--repeats");
   o.window = positive(rq.window, "--window");
   o.latency_iters = positive(rq.latency_iters, "--latency-iters");
+  if (rq.per_host && rq.all_ranks)
+    usage_error("--per-host and --all-ranks exclude each other: pick one");
+  o.per_host = rq.per_host ? PerHost::Yes : rq.all_ranks ? PerHost::No : PerHost::Auto;
+  if (!rq.sample.empty()) o.sample = positive(rq.sample, "--sample");
+  o.min_fraction = parse_fraction(rq.min_fraction);
   int rank = 0;
   LinksResult r = measure_links(o, rank);
   if (rank == 0)
@@ -132,13 +154,23 @@ void register_probe(CLI::App& app, Action& action) {
 
   auto links = std::make_shared<ProbeRequest>();
   CLI::App* l = probe->add_subcommand(
-      "links", "rank-pair bandwidth and latency matrix over MPI (run under mpirun)");
+      "links",
+      "bandwidth and latency between hosts or ranks over MPI, with a straggler verdict (run "
+      "under mpirun or srun)");
   add_document_options(l, links->out);
   l->add_option("--size", links->size, "bytes per message (default 4M)");
   l->add_option("--window", links->window, "messages in flight per round (default 16)");
-  l->add_option("--repeats", links->repeats, "rounds per pair; the median is reported (default 5)");
+  l->add_option("--repeats", links->repeats,
+                "samples per direction and pair; the median is reported (default 5)");
   l->add_option("--latency-iters", links->latency_iters,
                 "8-byte round trips per latency sample (default 200)");
+  l->add_flag("--per-host", links->per_host,
+              "one rank per host (the default when a host has several ranks)");
+  l->add_flag("--all-ranks", links->all_ranks, "every rank, also several per host");
+  l->add_option("--sample", links->sample,
+                "measure only K random partners per host or rank (default: all, n-1 rounds)");
+  l->add_option("--min-fraction", links->min_fraction,
+                "straggler threshold: fraction of the median bandwidth (default 0.8)");
   l->callback([links, &action] { action = [links] { return run_links(*links); }; });
 }
 

@@ -327,6 +327,7 @@ int execute_run(const RunRequest& rq) {
     meta.ranks_per_node = hosts.ranks_per_node;
     for (auto& b : backends) meta.libraries[b->name()] = b->library_detail();
     meta.environment = steering_environment();
+    meta.launcher = launcher_facts(bo.launch);
     // Each host's hardware fingerprint, so that comparing runs can tell when the hardware differs.
     meta.topology = topology_summary(control->allgather(host_topology_facts().dump()));
 

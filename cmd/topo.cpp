@@ -1,13 +1,22 @@
 // `commbench topo`: NUMA, PCIe tree and links, GPUs and their matrix, NICs and IB ports, from
-// this host's /sys or a captured tree.
+// this host's /sys or a captured tree. Under a launcher, the first rank on each host probes and
+// rank 0 reports every host (commbench/cluster-topology/v1).
+#include <algorithm>
+
 #include "cmd/document_output.hpp"
 #include "cmd/subcommands.hpp"
+#include "collectives/launch.hpp"
+#include "collectives/launch/start.hpp"
 #include "common/error.hpp"
+#include "common/host_name.hpp"
 #include "probes/topology.hpp"
+#include "report/cluster_topology.hpp"
 
 namespace cb {
 
 namespace {
+
+constexpr double kControlTimeoutSeconds = 300;
 
 struct TopoRequest {
   DocumentOutput out;
@@ -28,10 +37,35 @@ int execute(const TopoRequest& rq) {
           rq.sysfs_root);
     }
   }
-  Topology topo = probe_topology(sys);
-  if (!rq.capture.empty()) capture_snapshot(sys, topo, rq.capture);
-  emit_document(rq.out, topology_to_json(topo),
-                [&](std::ostream& os) { print_topology(topo, os); });
+  const LaunchInfo launch = detect_launch();
+  if (launch.kind == LaunchInfo::Kind::Single || launch.size < 2) {
+    Topology topo = probe_topology(sys);
+    if (!rq.capture.empty()) capture_snapshot(sys, topo, rq.capture);
+    emit_document(rq.out, topology_to_json(topo),
+                  [&](std::ostream& os) { print_topology(topo, os); });
+    return 0;
+  }
+  if (!rq.capture.empty())
+    usage_error("--capture works on one host: run topo --capture without a launcher");
+  std::unique_ptr<Control> control = make_run_control(launch, kControlTimeoutSeconds);
+  const std::string me = host_name();
+  const std::vector<std::string> hosts = control->allgather(me);
+  // One probe per host: the first rank there.
+  const bool first_here =
+      std::find(hosts.begin(), hosts.end(), me) - hosts.begin() == control->rank();
+  std::string mine;
+  if (first_here) {
+    nlohmann::json j = topology_to_json(probe_topology(sys));
+    j["host"] = me;  // where it ran, also for a captured tree
+    mine = j.dump();
+  }
+  const std::vector<std::string> all = control->allgather(mine);
+  if (control->rank() != 0) return 0;
+  std::vector<nlohmann::json> docs;
+  for (const auto& text : all)
+    if (!text.empty()) docs.push_back(nlohmann::json::parse(text));
+  nlohmann::json doc = cluster_topology(docs);
+  emit_document(rq.out, doc, [&](std::ostream& os) { print_cluster_topology(doc, os); });
   return 0;
 }
 

@@ -2,6 +2,7 @@
 // local launcher (`run -N`), or by itself.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -23,5 +24,10 @@ inline constexpr const char* kLocalStoreEnv = "COMMBENCH_LOCAL_STORE";
 // Reads the local launcher's variables, then OMPI_COMM_WORLD_*, PMI_*, PMIX_RANK,
 // MPI_LOCALRANKID, SLURM_* variables.
 LaunchInfo detect_launch();
+
+// For a run's meta: "kind" (none, local, mpi or slurm) and, under srun, the job's shape as
+// Slurm gives it to this rank (SLURM_JOB_ID, SLURM_STEP_ID, SLURM_NNODES, SLURM_NTASKS,
+// SLURM_PROCID, SLURM_LOCALID, SLURM_NODEID, SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE, ...).
+std::map<std::string, std::string> launcher_facts(const LaunchInfo& launch);
 
 }  // namespace cb

@@ -11,7 +11,8 @@ inline constexpr std::string_view kCheckSchema = "commbench/check/v1";
 inline constexpr std::string_view kTopologySchema = "commbench/topology/v1";
 inline constexpr std::string_view kSnapshotSchema = "commbench/snapshot/v1";
 inline constexpr std::string_view kMembwSchema = "commbench/membw/v1";
-inline constexpr std::string_view kLinksSchema = "commbench/links/v1";
+inline constexpr std::string_view kLinksSchema = "commbench/links/v2";
+inline constexpr std::string_view kClusterTopologySchema = "commbench/cluster-topology/v1";
 inline constexpr std::string_view kGpuCopySchema = "commbench/gpucopy/v1";
 
 }  // namespace cb

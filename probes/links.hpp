@@ -1,5 +1,6 @@
-// `probe links`: bandwidth and latency between every pair of MPI ranks, one pair at a time
-// while the others wait, so each figure is that link alone.
+// `probe links`: bandwidth and latency between ranks (or hosts), scheduled as a round-robin
+// tournament so that each round measures disjoint pairs at the same time, with a verdict naming
+// the host or link that is slower than the rest.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,21 +11,34 @@
 #include <string>
 #include <vector>
 
+#include "report/links_verdict.hpp"
+
 namespace cb {
+
+enum class PerHost { Auto, Yes, No };
 
 struct LinksOptions {
   std::uint64_t bytes = 4ULL << 20;  // per message
   int window = 16;                   // messages in flight per round (as osu_bw)
-  int repeats = 5;                   // rounds; the median is reported
+  int repeats = 5;                   // samples per direction; the median is reported
   int latency_iters = 200;           // ping-pong round trips per latency sample
+  PerHost per_host = PerHost::Auto;  // Auto: one rank per host when ranks span hosts and a
+                                     // host has several
+  int sample = 0;                    // > 0: only this many partners per participant
+  double min_fraction = 0.8;         // straggler threshold
 };
 
 struct LinksResult {
   int nranks = 0;
   std::vector<std::string> hosts;  // per rank
+  std::vector<int> participants;   // ranks that took part, in schedule order
+  bool per_host = false;
+  int rounds = 0;
+  double seconds = 0;     // wall time of the schedule
+  int confirmations = 0;  // rank pairs measured again to confirm stragglers
   LinksOptions options;
-  std::vector<std::vector<std::optional<double>>> bandwidth_GBps;  // [sender][receiver]
-  std::vector<std::vector<std::optional<double>>> latency_us;      // symmetric, one way
+  std::vector<LinkSample> pairs;  // every ordered pair measured
+  LinksVerdict verdict;
 };
 
 // Collective over every rank; the result is complete on rank 0 only. Needs at least 2 ranks.

@@ -8,7 +8,9 @@
 
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "report/cluster_topology.hpp"
 #include "report/compare.hpp"
+#include "report/links_verdict.hpp"
 #include "report/repetitions.hpp"
 
 namespace cb {
@@ -416,7 +418,7 @@ void check_ib(const TopologyRequirement& q, const json& doc, TopologyChecks& c) 
   }
 }
 
-RequirementResult evaluate(const TopologyRequirement& q, const json& doc) {
+RequirementResult evaluate_host(const TopologyRequirement& q, const json& doc) {
   RequirementResult out;
   out.name = q.name;
   out.kind = "topology";
@@ -456,6 +458,136 @@ RequirementResult evaluate(const TopologyRequirement& q, const json& doc) {
   return out;
 }
 
+bool is_cluster(const json& doc) {
+  return doc.is_object() && doc.value("schema", std::string()) == kClusterTopologySchema;
+}
+
+std::string joined(const std::vector<std::string>& parts, const char* sep) {
+  std::string s;
+  for (const auto& p : parts) {
+    if (!s.empty()) s += sep;
+    s += p;
+  }
+  return s;
+}
+
+// identical_hosts: every host in one fingerprint group; details name each odd host's fields.
+void check_identical(const json& doc, TopologyChecks& c) {
+  if (!is_cluster(doc)) {
+    c.add(true, "1 host", "identical hosts");
+    return;
+  }
+  const json& groups = array_of(doc, "groups");
+  const json& hosts = array_of(doc, "hosts");
+  std::vector<std::string> odd;
+  for (std::size_t g = 1; g < groups.size(); ++g)
+    for (const auto& h : array_of(groups[g], "hosts")) odd.push_back(h.get<std::string>());
+  for (const auto& d : array_of(doc, "differences")) {
+    c.detail(fmt::format("{}: {} = {} (majority {})", string_at(d, "host"), string_at(d, "field"),
+                         d.value("value", json()).dump(), d.value("majority", json()).dump()));
+  }
+  c.add(odd.empty(),
+        odd.empty()
+            ? fmt::format("{} hosts, one topology", hosts.size())
+            : fmt::format("{} of {} hosts differ: {}", odd.size(), hosts.size(), joined(odd, ", ")),
+        "identical hosts");
+}
+
+// A topology requirement on one host's document, or on every host of a cluster-topology
+// document, naming the hosts that fail it.
+RequirementResult evaluate(const TopologyRequirement& q, const json& doc) {
+  RequirementResult out;
+  if (!is_cluster(doc)) {
+    out = evaluate_host(q, doc);
+  } else {
+    const json& hosts = array_of(doc, "hosts");
+    std::vector<std::string> failed;
+    std::string first;
+    out.name = q.name;
+    out.kind = "topology";
+    out.line = q.line;
+    out.severity = q.severity;
+    out.passed = true;
+    for (const auto& h : hosts) {
+      const std::string name = string_at(h, "host");
+      RequirementResult r = evaluate_host(q, h.value("topology", json::object()));
+      if (out.expected.empty()) {
+        first = r.measured;
+        out.expected = r.expected;
+      }
+      if (r.passed) continue;
+      out.passed = false;
+      failed.push_back(name + ": " + r.measured);
+      for (const auto& d : r.details) add_detail(out, name + ": " + d);
+    }
+    if (!out.passed) {
+      out.measured = joined(failed, "; ");
+    } else if (!first.empty()) {
+      out.measured = fmt::format("{} (each of {} hosts)", first, hosts.size());
+    }
+  }
+  if (q.identical_hosts) {
+    RequirementResult same;
+    TopologyChecks c(same);
+    check_identical(doc, c);
+    c.finish();
+    out.passed = out.passed && same.passed;
+    out.measured += (out.measured.empty() ? "" : "; ") + same.measured;
+    out.expected += (out.expected.empty() ? "" : "; ") + same.expected;
+    for (const auto& d : same.details) add_detail(out, d);
+  }
+  return out;
+}
+
+RequirementResult evaluate(const LinksRequirement& q, const std::vector<LinkSample>& pairs) {
+  RequirementResult out;
+  out.name = q.name;
+  out.kind = "links";
+  out.line = q.line;
+  out.severity = q.severity;
+  TopologyChecks c(out);
+  const LinksVerdict verdict = links_verdict(pairs, q.min_fraction_of_median.value_or(0.8));
+  if (verdict.links.empty()) c.add(false, "no links between hosts measured", "links measured");
+  if (q.min_fraction_of_median) {
+    std::vector<std::string> named;
+    for (const auto& s : verdict.stragglers) {
+      std::string who = s.peer ? s.host + " -> " + *s.peer : s.host;
+      if (std::find(named.begin(), named.end(), who) == named.end()) named.push_back(who);
+      c.detail(fmt::format("{}: {} {:.3g} is {:.2f} of the median {:.3g}", who, s.metric, s.value,
+                           s.fraction, s.median));
+    }
+    c.add(named.empty(),
+          named.empty()
+              ? std::string("no straggler")
+              : fmt::format("straggler{}: {}", named.size() == 1 ? "" : "s", joined(named, ", ")),
+          fmt::format("every host and link >= {:g} of the median", *q.min_fraction_of_median));
+  }
+  auto limit = [&](bool bandwidth, double bound) {
+    std::vector<std::string> bad;
+    std::optional<double> worst;
+    for (const auto& l : verdict.links) {
+      auto v = bandwidth ? l.bandwidth_GBps : l.latency_us;
+      if (!v) continue;
+      if (!worst || (bandwidth ? *v < *worst : *v > *worst)) worst = v;
+      if (bandwidth ? *v < bound : *v > bound) {
+        bad.push_back(l.src + " -> " + l.dst);
+        c.detail(fmt::format("{} -> {}: {:.3g} {}", l.src, l.dst, *v, bandwidth ? "GB/s" : "us"));
+      }
+    }
+    std::string what = bandwidth ? "GB/s" : "us";
+    c.add(bad.empty() && worst,
+          !worst        ? "no " + std::string(bandwidth ? "bandwidth" : "latency") + " measured"
+          : bad.empty() ? fmt::format("worst link {:.3g} {}", *worst, what)
+                        : fmt::format("{} link{} beyond: {}", bad.size(),
+                                      bad.size() == 1 ? "" : "s", joined(bad, ", ")),
+          fmt::format("every link {} {:g} {}", bandwidth ? ">=" : "<=", bound, what));
+  };
+  if (q.min_GBps) limit(true, *q.min_GBps);
+  if (q.max_latency_us) limit(false, *q.max_latency_us);
+  c.finish();
+  return out;
+}
+
 }  // namespace
 
 int CheckReport::passed() const {
@@ -481,15 +613,37 @@ std::string CheckReport::summary() const {
 }
 
 void validate_topology(const json& doc, const std::string& source) {
+  const std::string expected = fmt::format("{} or {}", kTopologySchema, kClusterTopologySchema);
   if (!doc.is_object())
-    usage_error("{}: not a JSON object: expected a {} document", source, kTopologySchema);
+    usage_error("{}: not a JSON object: expected a {} document", source, expected);
   auto schema = doc.find("schema");
   if (schema == doc.end() || !schema->is_string()) {
-    usage_error("{}: no 'schema' field: expected a {} document", source, kTopologySchema);
+    usage_error("{}: no 'schema' field: expected a {} document", source, expected);
+  }
+  if (schema->get<std::string>() == kClusterTopologySchema) {
+    auto hosts = doc.find("hosts");
+    if (hosts == doc.end() || !hosts->is_array() || hosts->empty()) {
+      usage_error("{}: 'hosts' must be a non-empty array in a {} document", source,
+                  kClusterTopologySchema);
+    }
+    for (const auto& h : *hosts) {
+      if (!h.is_object() || !h.contains("host") || !h["host"].is_string() ||
+          !h.contains("topology")) {
+        usage_error("{}: every entry of 'hosts' needs 'host' and 'topology'", source);
+      }
+      validate_topology(h["topology"], source + " (host " + h["host"].get<std::string>() + ")");
+    }
+    for (const char* key : {"groups", "differences"}) {
+      auto it = doc.find(key);
+      if (it == doc.end() || !it->is_array())
+        usage_error("{}: '{}' must be an array in a {} document", source, key,
+                    kClusterTopologySchema);
+    }
+    return;
   }
   if (schema->get<std::string>() != kTopologySchema) {
     usage_error("{}: unknown schema '{}': expected {}", source, schema->get<std::string>(),
-                kTopologySchema);
+                expected);
   }
   for (const char* key : {"numa_nodes", "pci_devices", "gpus", "nics", "warnings"}) {
     auto it = doc.find(key);
@@ -499,8 +653,37 @@ void validate_topology(const json& doc, const std::string& source) {
   }
 }
 
+std::vector<LinkSample> link_samples(const json& doc, const std::string& source) {
+  if (!doc.is_object() || doc.value("schema", std::string()) != kLinksSchema) {
+    usage_error("{}: expected a {} document (probe links --format json)", source, kLinksSchema);
+  }
+  auto pairs = doc.find("pairs");
+  if (pairs == doc.end() || !pairs->is_array())
+    usage_error("{}: 'pairs' must be an array in a {} document", source, kLinksSchema);
+  std::vector<LinkSample> out;
+  for (const auto& p : *pairs) {
+    try {
+      LinkSample s;
+      s.src_rank = p.at("src_rank").get<int>();
+      s.dst_rank = p.at("dst_rank").get<int>();
+      s.src_host = p.at("src_host").get<std::string>();
+      s.dst_host = p.at("dst_host").get<std::string>();
+      if (p.contains("bandwidth_GBps") && p["bandwidth_GBps"].is_number())
+        s.bandwidth_GBps = p["bandwidth_GBps"].get<double>();
+      if (p.contains("latency_us") && p["latency_us"].is_number())
+        s.latency_us = p["latency_us"].get<double>();
+      out.push_back(s);
+    } catch (const json::exception&) {
+      usage_error("{}: a pair lacks src_rank, dst_rank, src_host or dst_host: {}", source,
+                  p.dump());
+    }
+  }
+  return out;
+}
+
 CheckReport evaluate_spec(const Spec& spec, const std::vector<ResultFile>& results,
-                          const json& topology, const std::string& topology_source) {
+                          const json& topology, const std::string& topology_source,
+                          const json& links, const std::string& links_source) {
   CheckReport report;
   report.spec_path = spec.path;
   report.spec_name = spec.name;
@@ -509,6 +692,11 @@ CheckReport evaluate_spec(const Spec& spec, const std::vector<ResultFile>& resul
   if (!spec.topology.empty()) {
     report.topology_source = topology_source;
     for (const auto& q : spec.topology) report.items.push_back(evaluate(q, topology));
+  }
+  if (!spec.links.empty()) {
+    const std::vector<LinkSample> pairs = link_samples(links, links_source);
+    report.links_source = links_source;
+    for (const auto& q : spec.links) report.items.push_back(evaluate(q, pairs));
   }
   return report;
 }

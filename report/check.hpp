@@ -29,6 +29,7 @@ struct CheckReport {
   std::string spec_name;
   std::vector<std::string> result_files;
   std::string topology_source;  // empty when no [[topology]] requirement
+  std::string links_source;     // empty when no [[links]] requirement
   std::vector<RequirementResult> items;
 
   int passed() const;
@@ -37,11 +38,16 @@ struct CheckReport {
   std::string summary() const;  // "3 passed, 1 failed, 0 warnings"
 };
 
-// Throws a usage Error naming `source` unless `doc` is a commbench/topology/v1 object.
+// Throws a usage Error naming `source` unless `doc` is a commbench/topology/v1 or
+// commbench/cluster-topology/v1 object.
 void validate_topology(const nlohmann::json& doc, const std::string& source);
 
-// `topology` may be null when the spec has no [[topology]] requirement.
+// `topology` may be null when the spec has no [[topology]] requirement, `links` (a
+// commbench/links/v2 document) when it has no [[links]] requirement. Topology requirements on a
+// cluster-topology document hold on every host; failures name the host.
 CheckReport evaluate_spec(const Spec& spec, const std::vector<ResultFile>& results,
-                          const nlohmann::json& topology, const std::string& topology_source);
+                          const nlohmann::json& topology, const std::string& topology_source,
+                          const nlohmann::json& links = nullptr,
+                          const std::string& links_source = {});
 
 }  // namespace cb

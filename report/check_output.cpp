@@ -25,6 +25,7 @@ std::string sources(const CheckReport& r) {
   for (const auto& f : r.result_files) s += (s.empty() ? "" : ", ") + f;
   std::string out = s.empty() ? "no result files" : "results from " + s;
   if (!r.topology_source.empty()) out += "; topology from " + r.topology_source;
+  if (!r.links_source.empty()) out += "; links from " + r.links_source;
   return out;
 }
 
@@ -54,6 +55,7 @@ void write_json(const CheckReport& r, std::ostream& out) {
       {"name", r.spec_name},
       {"result_files", r.result_files},
       {"topology_source", r.topology_source.empty() ? json(nullptr) : json(r.topology_source)},
+      {"links_source", r.links_source.empty() ? json(nullptr) : json(r.links_source)},
       {"summary",
        {{"passed", r.passed()},
         {"failed", r.failed()},

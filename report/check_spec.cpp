@@ -33,7 +33,10 @@ constexpr std::array kTopologyKeys = {"name",
                                       "ib_ports_active_min_gbps",
                                       "gdr",
                                       "no_warnings",
+                                      "identical_hosts",
                                       "severity"};
+constexpr std::array kLinksKeys = {"name", "links_min_fraction_of_median", "links_min_GBps",
+                                   "links_max_latency_us", "severity"};
 
 template <std::size_t N>
 std::string join(const std::array<const char*, N>& keys) {
@@ -239,12 +242,33 @@ TopologyRequirement parse_topology(const Table& t) {
   r.ib_ports_active_min_gbps = t.number("ib_ports_active_min_gbps", true);
   r.gdr = t.flag("gdr");
   r.no_warnings = t.flag("no_warnings");
+  r.identical_hosts = t.flag("identical_hosts");
   if (!r.gpus && !r.numa_nodes && !r.pcie_min_gts && !r.pcie_min_width && !r.nvlink_all_up &&
-      !r.ib_ports && !r.ib_ports_active_min_gbps && !r.gdr && !r.no_warnings) {
+      !r.ib_ports && !r.ib_ports_active_min_gbps && !r.gdr && !r.no_warnings &&
+      !r.identical_hosts) {
     t.fail_here("asks for nothing: give at least one of " + join(kTopologyKeys));
   }
   r.severity = t.severity();
   r.name = t.string("name").value_or(fmt::format("topology (line {})", r.line));
+  return r;
+}
+
+LinksRequirement parse_links(const Table& t) {
+  t.only(kLinksKeys);
+  LinksRequirement r;
+  r.line = t.line();
+  r.min_fraction_of_median = t.number("links_min_fraction_of_median", true);
+  if (r.min_fraction_of_median && *r.min_fraction_of_median > 1) {
+    t.bad(*t.find("links_min_fraction_of_median"), "links_min_fraction_of_median",
+          "a fraction in (0, 1]");
+  }
+  r.min_GBps = t.number("links_min_GBps", true);
+  r.max_latency_us = t.number("links_max_latency_us", true);
+  if (!r.min_fraction_of_median && !r.min_GBps && !r.max_latency_us) {
+    t.fail_here("asks for nothing: give at least one of " + join(kLinksKeys));
+  }
+  r.severity = t.severity();
+  r.name = t.string("name").value_or(fmt::format("links (line {})", r.line));
   return r;
 }
 
@@ -295,7 +319,7 @@ Spec parse_spec(std::string_view text, const std::string& path, const SpecVocabu
   spec.path = path;
   spec.name = std::filesystem::path(path).stem().string();
   for (const auto& [key, value] : root.as_table()) {
-    if (key == "results" || key == "topology") continue;
+    if (key == "results" || key == "topology" || key == "links") continue;
     if (key == "name") {
       if (!value.is_string()) {
         usage_error("{}:{}: top-level 'name' must be a string", path, value.location().line());
@@ -303,8 +327,10 @@ Spec parse_spec(std::string_view text, const std::string& path, const SpecVocabu
       spec.name = value.as_string().str;
       continue;
     }
-    usage_error("{}:{}: unknown key '{}' at top level: expected name, [[results]] or [[topology]]",
-                path, value.location().line(), key);
+    usage_error(
+        "{}:{}: unknown key '{}' at top level: expected name, [[results]], [[topology]] or "
+        "[[links]]",
+        path, value.location().line(), key);
   }
   if (root.contains("results")) {
     for (const auto& t : tables(root, "results", path)) {
@@ -316,8 +342,13 @@ Spec parse_spec(std::string_view text, const std::string& path, const SpecVocabu
       spec.topology.push_back(parse_topology(Table(t, path, "topology")));
     }
   }
-  if (spec.results.empty() && spec.topology.empty()) {
-    usage_error("{}: no requirements: expected [[results]] or [[topology]] tables", path);
+  if (root.contains("links")) {
+    for (const auto& t : tables(root, "links", path))
+      spec.links.push_back(parse_links(Table(t, path, "links")));
+  }
+  if (spec.results.empty() && spec.topology.empty() && spec.links.empty()) {
+    usage_error("{}: no requirements: expected [[results]], [[topology]] or [[links]] tables",
+                path);
   }
   return spec;
 }

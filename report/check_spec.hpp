@@ -42,6 +42,17 @@ struct TopologyRequirement {
   std::optional<double> ib_ports_active_min_gbps;  // every InfiniBand port ACTIVE at >= this rate
   bool gdr = false;                                // GPUDirect RDMA module present
   bool no_warnings = false;                        // the probe reported no problem
+  bool identical_hosts = false;  // every host of a cluster-topology document has one shape
+  Severity severity = Severity::Error;
+};
+
+// A requirement on a `probe links` document (commbench/links/v2).
+struct LinksRequirement {
+  std::string name;
+  int line = 0;
+  std::optional<double> min_fraction_of_median;  // no straggler at this fraction
+  std::optional<double> min_GBps;                // every link between hosts
+  std::optional<double> max_latency_us;          // every link between hosts
   Severity severity = Severity::Error;
 };
 
@@ -50,6 +61,7 @@ struct Spec {
   std::string name;  // optional top-level name; the file name otherwise
   std::vector<ResultRequirement> results;
   std::vector<TopologyRequirement> topology;
+  std::vector<LinksRequirement> links;
 };
 
 // Checks names of collectives, dtypes and ops: each returns the canonical name, or nothing for an

@@ -194,6 +194,7 @@ void to_json(json& j, const RunMeta& m) {
            {"ranks_per_node", m.ranks_per_node},
            {"libraries", m.libraries},
            {"environment", m.environment},
+           {"launcher", m.launcher},
            {"topology", m.topology}};
   if (m.repetitions > 0) j["repetitions"] = m.repetitions;
 }
@@ -236,6 +237,7 @@ void from_json(const json& j, RunMeta& m) {
   // Files written before the filter matched every spelling may still hold secrets: drop them on
   // read so that nothing derived from a result file (compare, Markdown, gbench) repeats them.
   std::erase_if(m.environment, [](const auto& kv) { return secret_name(kv.first); });
+  m.launcher = string_map("launcher");
   auto topo = j.find("topology");
   m.topology = topo != j.end() ? *topo : json(nullptr);
 }

@@ -59,6 +59,7 @@ struct RunMeta {
   int ranks_per_node = 0;                          // max over nodes
   std::map<std::string, std::string> libraries;    // backend -> "name version"
   std::map<std::string, std::string> environment;  // communication-steering variables only
+  std::map<std::string, std::string> launcher;     // "kind" and the job's SLURM_* shape
   nlohmann::json topology;                         // summary, null when not probed
   int repetitions = 0;  // `run --repeat N`: launches summarised; 0 for a single launch
 };

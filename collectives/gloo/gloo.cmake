@@ -38,6 +38,7 @@ if(COMMBENCH_GLOO AND Gloo_FOUND AND TARGET gloo)
     gloo/gloo_control.cpp
     gloo/gloo_errors.cpp
     gloo/gloo_ops.cpp
+    gloo/gloo_route.cpp
     gloo/gloo_store.cpp
     gloo/gloo_transport.cpp
   )

@@ -114,12 +114,14 @@ class GlooBackend : public Backend {
     }
     // Validate the interface before any rendezvous; the host list decides loopback or not.
     bool single_host = true;
+    std::vector<std::string> hosts;
     if (o.control) {
-      std::set<std::string> hosts;
-      for (const auto& h : o.control->allgather(host_name(""))) hosts.insert(h);
-      single_host = hosts.size() == 1;
+      hosts = o.control->allgather(host_name(""));
+      single_host = std::set<std::string>(hosts.begin(), hosts.end()).size() == 1;
     }
-    transport_ = choose_transport(o.gloo_iface, single_host);
+    transport_ = single_host || !o.gloo_iface.empty()
+                     ? choose_transport(o.gloo_iface)
+                     : choose_transport_by_route(*o.control, hosts);
   }
 
   std::string name() const override { return "gloo"; }

@@ -21,7 +21,7 @@ class GlooControl : public Control {
   GlooControl(const std::string& dir, int rank, int size, double timeout_s)
       : rank_(rank), size_(size) {
     // Control traffic never leaves this host under the local launcher.
-    device_ = make_device(choose_transport("", true));
+    device_ = make_device(choose_transport(""));
     ::gloo::rendezvous::FileStore files(dir);
     ::gloo::rendezvous::PrefixStore store("control", files);
     context_ = connect(store, device_, rank, size, gloo_timeout(timeout_s));

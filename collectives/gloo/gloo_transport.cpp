@@ -8,11 +8,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <map>
 #include <mutex>
 #include <set>
 
 #include "collectives/gloo/gloo_errors.hpp"
+#include "collectives/gloo/gloo_route.hpp"
 #include "common/error.hpp"
 #include "common/host_name.hpp"
 
@@ -48,7 +51,8 @@ bool has_ipv4_address(const std::string& iface) {
 }  // namespace
 
 std::string TransportChoice::describe() const {
-  return iface.empty() ? "TCP on " + hostname : "TCP on interface " + iface;
+  if (!iface.empty()) return "TCP on interface " + iface;
+  return "TCP on " + hostname + (reason.empty() ? "" : " (" + reason + ")");
 }
 
 std::string interface_names() {
@@ -73,30 +77,50 @@ void check_interface(const std::string& iface) {
   }
 }
 
-TransportChoice choose_transport(const std::string& iface, bool single_host) {
+TransportChoice choose_transport(const std::string& iface) {
   TransportChoice c;
   if (!iface.empty()) {
     check_interface(iface);
     c.iface = iface;
     return c;
   }
-  if (single_host) {
-    c.hostname = "127.0.0.1";
-    return c;
-  }
-  const std::string host = host_name("localhost");
-  const std::string addr = resolve_ipv4(host);
-  if (addr.empty()) {
-    usage_error("host name '{}' does not resolve to an IPv4 address: pass --gloo-iface NAME ({})",
-                host, interface_names());
-  }
-  if (addr.rfind("127.", 0) == 0) {
+  c.hostname = "127.0.0.1";
+  return c;
+}
+
+TransportChoice choose_transport_by_route(Control& control, const std::vector<std::string>& hosts) {
+  const int rank = control.rank();
+  // Rank 0's candidates reach every rank; the others' lists are not needed.
+  std::string mine;
+  if (rank == 0) mine = join_addresses(candidate_addresses(resolve_ipv4(host_name("localhost"))));
+  const std::vector<std::string> rank0 = split_addresses(control.allgather(mine).front());
+  const bool with_rank0 = hosts[static_cast<std::size_t>(rank)] == hosts.front();
+  const int vote = reachable_index(rank0, with_rank0, route_source);
+  std::vector<int> votes;
+  for (const auto& v : control.allgather(std::to_string(vote))) votes.push_back(std::stoi(v));
+  const int agreed = agreed_index(votes);
+  if (rank0.empty()) {
     usage_error(
-        "ranks span several hosts but host name '{}' resolves to loopback address {}: pass "
-        "--gloo-iface NAME ({})",
-        host, addr, interface_names());
+        "ranks span several hosts but rank 0's host {} has no IPv4 address outside "
+        "127.0.0.0/8: pass --gloo-iface NAME",
+        hosts.front());
   }
-  c.hostname = addr;
+  std::string missing;
+  for (std::size_t r = 0; r < votes.size(); ++r) {
+    if (agreed < 0 || votes[r] < 0)
+      missing += fmt::format("{}{} (rank {})", missing.empty() ? "" : ", ", hosts[r], r);
+  }
+  if (!missing.empty()) {
+    usage_error("no route from {} to rank 0's host {} (addresses {}): pass --gloo-iface NAME",
+                missing, hosts.front(), join_addresses(rank0));
+  }
+  const std::string& target = rank0[static_cast<std::size_t>(agreed)];
+  TransportChoice c;
+  c.hostname = rank == 0 ? target : route_source(target);
+  if (c.hostname.empty())
+    usage_error("no route from {} to rank 0's address {}: pass --gloo-iface NAME",
+                hosts[static_cast<std::size_t>(rank)], target);
+  c.reason = rank == 0 ? "rank 0's address" : "route to rank 0's " + target;
   return c;
 }
 

@@ -9,19 +9,27 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "collectives/backend.hpp"
 
 namespace cb::gloo_backend {
 
 struct TransportChoice {
   std::string iface;     // listen on this interface's IPv4 address, or
   std::string hostname;  // on this name's address
+  std::string reason;    // how it was chosen, when not named by the user ("route to rank 0 ...")
   std::string describe() const;
 };
 
-// `iface` from --gloo-iface (empty: loopback when every rank is on this host, else the address
-// the host name resolves to). Throws a usage Error for an unknown interface, or when a
-// multi-host run would listen on a loopback address.
-TransportChoice choose_transport(const std::string& iface, bool single_host);
+// `iface` from --gloo-iface, or loopback (empty: every rank is on this host). Throws a usage
+// Error for an unknown interface.
+TransportChoice choose_transport(const std::string& iface);
+
+// Ranks on several hosts and no --gloo-iface: every rank listens on its local address on the
+// route to one of rank 0's addresses, agreed over the control channel (collective over
+// `control`). Throws a usage Error naming the host when a rank reaches none of them.
+TransportChoice choose_transport_by_route(Control& control, const std::vector<std::string>& hosts);
 
 // Throws a usage Error unless `iface` exists here and has an IPv4 address.
 void check_interface(const std::string& iface);

@@ -137,16 +137,17 @@ def links(np):
     p = run(["probe", "links", "--size", "256K", "--repeats", "3", "--latency-iters", "50", "--format", "json"],
             np=np, check=0)
     doc = json.loads(p.stdout)
-    assert doc["schema"] == "commbench/links/v1" and doc["nranks"] == np
-    bw, lat = doc["bandwidth_GBps"], doc["latency_us"]
-    for i in range(np):
-        for j in range(np):
-            if i == j:
-                assert bw[i][j] is None and lat[i][j] is None
-            else:
-                assert bw[i][j] > 0 and lat[i][j] > 0, (i, j, bw, lat)
-                assert lat[i][j] == lat[j][i]
-    assert len(doc["hosts"]) == np
+    assert doc["schema"] == "commbench/links/v2" and doc["meta"]["nranks"] == np
+    # One host: every rank takes part; every ordered pair once, with both figures.
+    assert doc["meta"]["participants"] == list(range(np)) and not doc["meta"]["per_host"]
+    assert doc["meta"]["rounds"] == (np - 1 if np % 2 == 0 else np)
+    seen = {(q["src_rank"], q["dst_rank"]) for q in doc["pairs"]}
+    assert seen == {(i, j) for i in range(np) for j in range(np) if i != j}, seen
+    for q in doc["pairs"]:
+        assert q["bandwidth_GBps"] > 0 and q["latency_us"] > 0, q
+    # Pairs within one host take no part in the verdict.
+    assert doc["stragglers"] == [], doc["stragglers"]
+    assert len(doc["meta"]["hosts"]) == np
 
 
 def test_probe_links_two_ranks():

@@ -13,6 +13,7 @@
 #include "collectives/gloo/gloo_backend.hpp"
 #include "collectives/gloo/gloo_control.hpp"
 #include "collectives/gloo/gloo_errors.hpp"
+#include "collectives/gloo/gloo_route.hpp"
 #include "collectives/gloo/gloo_store.hpp"
 #include "collectives/plan.hpp"
 #include "collectives/runner.hpp"
@@ -147,6 +148,43 @@ INSTANTIATE_TEST_SUITE_P(Ranks, GlooRanks, ::testing::Values(2, 3, 4),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return std::to_string(info.param) + "_ranks";
                          });
+
+}  // namespace
+}  // namespace cb::gloo_backend
+
+namespace cb::gloo_backend {
+namespace {
+
+// Ranks across hosts whose names do not resolve: the address on the route to rank 0.
+TEST(GlooRoute, FirstReachableAddressAndTheMajorityVote) {
+  auto route = [](const std::string& to) -> std::string {
+    if (to == "10.0.0.1") return "10.0.0.7";  // on our subnet
+    if (to == "192.168.1.1") return "127.0.0.1";
+    return {};
+  };
+  EXPECT_EQ(reachable_index({"172.16.0.1", "10.0.0.1"}, false, route), 1);
+  // Only a loopback source: not usable from another host, usable from rank 0's own host.
+  EXPECT_EQ(reachable_index({"192.168.1.1"}, false, route), -1);
+  EXPECT_EQ(reachable_index({"192.168.1.1"}, true, route), 0);
+  EXPECT_EQ(agreed_index({1, 1, 0, -1}), 1);
+  EXPECT_EQ(agreed_index({0, 1}), 0);  // tie: the first address
+  EXPECT_EQ(agreed_index({-1, -1}), -1);
+  EXPECT_EQ(split_addresses(join_addresses({"10.0.0.1", "10.0.0.2"})),
+            (std::vector<std::string>{"10.0.0.1", "10.0.0.2"}));
+  EXPECT_TRUE(split_addresses("").empty());
+}
+
+TEST(GlooRoute, KernelRouteAndLocalAddresses) {
+  EXPECT_EQ(route_source("127.0.0.1"), "127.0.0.1");
+  EXPECT_EQ(route_source("not an address"), "");
+  for (const auto& a : candidate_addresses("")) {
+    EXPECT_NE(a.rfind("127.", 0), 0u) << a;
+  }
+  auto all = candidate_addresses("");
+  if (all.size() > 1) {
+    EXPECT_EQ(candidate_addresses(all.back()).front(), all.back());
+  }
+}
 
 }  // namespace
 }  // namespace cb::gloo_backend

@@ -197,6 +197,33 @@ TEST(DetectLaunch, OpenMpiVariables) {
   EXPECT_EQ(li.size, 3);
 }
 
+TEST(DetectLaunch, SrunWithPmixTakesTheSizeFromTheStep) {
+  ScopedEnv env;
+  env.set(kLocalStoreEnv, nullptr);
+  for (const char* v :
+       {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "PMIX_SIZE",
+        "MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"})
+    env.set(v, nullptr);
+  env.set("PMIX_RANK", "2");
+  env.set("SLURM_STEP_ID", "0");
+  env.set("SLURM_STEP_NUM_TASKS", "3");
+  env.set("SLURM_LOCALID", "1");
+  env.set("SLURM_NNODES", "2");
+  env.set("SLURM_JOB_ID", "42");
+  LaunchInfo li = detect_launch();
+  EXPECT_EQ(li.kind, LaunchInfo::Kind::Mpi);
+  EXPECT_EQ(li.rank, 2);
+  EXPECT_EQ(li.size, 3);
+  EXPECT_EQ(li.local_rank, 1);
+  auto facts = launcher_facts(li);
+  EXPECT_EQ(facts.at("kind"), "slurm");
+  EXPECT_EQ(facts.at("SLURM_NNODES"), "2");
+  EXPECT_EQ(facts.at("SLURM_JOB_ID"), "42");
+  env.set("SLURM_STEP_ID", nullptr);
+  EXPECT_EQ(launcher_facts(detect_launch()).at("kind"), "mpi");
+  EXPECT_EQ(launcher_facts(detect_launch()).count("SLURM_JOB_ID"), 0u);
+}
+
 TEST(DefaultRanks, CudaVisibleDevicesCounts) {
   ScopedEnv env;
   env.set("CUDA_VISIBLE_DEVICES", "0,1,3");
