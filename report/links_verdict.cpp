@@ -40,12 +40,6 @@ bool touches(const HostLink& l, const std::string& h) {
 
 }  // namespace
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 LinksVerdict links_verdict(const std::vector<LinkSample>& pairs, double min_fraction) {
   LinksVerdict out;
   std::vector<std::string> hosts;

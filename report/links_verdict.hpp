@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/schema.hpp"
+#include "report/significance.hpp"  // median_of
 
 namespace cb {
 
@@ -55,7 +56,5 @@ struct LinksVerdict {
 // links where every link touches it, as with 2 hosts); a single link is one when it falls below
 // `min_fraction` of the median of the links of hosts not named.
 LinksVerdict links_verdict(const std::vector<LinkSample>& pairs, double min_fraction);
-
-double median_of(std::vector<double> v);  // v non-empty
 
 }  // namespace cb
