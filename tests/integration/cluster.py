@@ -38,9 +38,11 @@ class Cluster:
             for i, (h, args) in enumerate(parts):
                 cmd += ([":"] if i else []) + ["-np", "1", "-H", h, COMMBENCH] + list(args)
             return cmd
-        cmd = ["mpiexec.mpich"] + shlex.split(self.env["CB_CLUSTER_HYDRA_ARGS"])
+        # Hydra takes one global host list and fills it in order, one slot per host here.
+        cmd = (["mpiexec.mpich", "-hosts", ",".join(f"{h}:1" for h, _ in parts)]
+               + shlex.split(self.env["CB_CLUSTER_HYDRA_ARGS"]))
         for i, (h, args) in enumerate(parts):
-            cmd += ([":"] if i else []) + ["-n", "1", "-hosts", h, COMMBENCH] + list(args)
+            cmd += ([":"] if i else []) + ["-n", "1", COMMBENCH] + list(args)
         return cmd
 
     def run(self, args, per_host=1, timeout=240, check=None, env=None, cmd=None):

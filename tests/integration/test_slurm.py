@@ -1,19 +1,21 @@
 """Under a real Slurm (slurmctld, slurmd, munge from Debian), started for this test by
 tests/cluster/slurm_cluster.sh under a temporary directory and stopped afterwards: srun starts
-commbench's ranks (PMIx for MPI, the MPI control channel for Gloo), the job's SLURM_* shape is
+commbench's ranks (PMIx for Open MPI, PMI-2 for MPICH; Gloo meets over the MPI control channel), the job's SLURM_* shape is
 recorded in meta, and -N conflicting with srun's task count is a usage error."""
 import json
 import os
 import subprocess
 import sys
 
-from cbtest import COLLECTIVES, COMMBENCH, SOURCE_DIR, Skip, main
+from cbtest import COLLECTIVES, COMMBENCH, SOURCE_DIR, Skip, is_openmpi, main
 
 SCRIPT = os.path.join(SOURCE_DIR, "tests", "cluster", "slurm_cluster.sh")
 
 
 def srun(ntasks, args, timeout=240):
-    cmd = ["srun", "-n", str(ntasks), "--mpi=pmix", "--kill-on-bad-exit=1", COMMBENCH] + args
+    # Open MPI talks PMIx to srun; Debian's MPICH only PMI-1/2 (under pmix it starts singletons).
+    mpi = "--mpi=pmix" if is_openmpi() else "--mpi=pmi2"
+    cmd = ["srun", "-n", str(ntasks), mpi, "--kill-on-bad-exit=1", COMMBENCH] + args
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
