@@ -124,7 +124,9 @@ AGENT
   # out-of-band channel and for TCP between ranks.
   local ompi="--mca plm_rsh_agent $dir/agent --mca oob_tcp_if_include $net.0/24"
   ompi+=" --mca btl_tcp_if_include $net.0/24 --mca btl self,tcp,vader --bind-to none"
-  local hydra="-launcher rsh -launcher-exec $dir/agent -iface $br"
+  # UCX (MPICH ch4:ucx) would reach the other "hosts" through shared memory, as they share this
+  # kernel's /dev/shm: TCP only, so that traffic crosses the emulated links.
+  local hydra="-launcher rsh -launcher-exec $dir/agent -iface $br -genv UCX_TLS tcp,self"
   cat >"$dir/env" <<ENV
 CB_CLUSTER_ID=$id
 CB_CLUSTER_DIR=$dir
