@@ -12,6 +12,7 @@
 namespace cb {
 namespace {
 
+using test::mpi_allreduce_record;
 using test::result_fixture;
 
 const Comparison& row(const CompareReport& r, const std::string& collective, std::uint64_t bytes) {
@@ -27,18 +28,8 @@ CompareReport fixtures(const char* base, const char* next, CompareOptions o = {}
 }
 
 ResultRecord allreduce(std::uint64_t bytes, double time_us, double p50_us, double p99_us) {
-  ResultRecord r;
-  r.backend = "mpi";
+  ResultRecord r = mpi_allreduce_record(bytes);
   r.library = "Open MPI 4.1.4";
-  r.algorithm = "default";
-  r.collective = "allreduce";
-  r.dtype = "float";
-  r.op = "sum";
-  r.placement = "out";
-  r.nranks = 2;
-  r.nnodes = 1;
-  r.bytes = bytes;
-  r.count = bytes / 4;
   r.iters = 100;
   r.time_us = time_us;
   r.min_us = p50_us * 0.9;

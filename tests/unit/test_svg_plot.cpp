@@ -17,6 +17,7 @@
 namespace cb {
 namespace {
 
+using test::mpi_allreduce_record;
 using test::result_fixture;
 
 std::vector<std::string> labels(const Axis& a) {
@@ -128,17 +129,7 @@ TEST(SvgPlot, PointsLandWhereTheAxesPutTheirSizeAndValue) {
   f.format = "json";
   const std::map<std::uint64_t, double> busbw = {{1024, 1.0}, {1 << 20, 4.0}, {1 << 30, 2.0}};
   for (const auto& [bytes, bw] : busbw) {
-    ResultRecord r;
-    r.backend = "mpi";
-    r.algorithm = "default";
-    r.collective = "allreduce";
-    r.dtype = "float";
-    r.op = "sum";
-    r.placement = "out";
-    r.nranks = 2;
-    r.nnodes = 1;
-    r.bytes = bytes;
-    r.count = bytes / 4;
+    ResultRecord r = mpi_allreduce_record(bytes);
     r.iters = 10;
     r.time_us = r.min_us = r.p50_us = r.p99_us = r.max_us = static_cast<double>(bytes) / bw / 1e3;
     r.algbw_GBps = bw;
