@@ -98,7 +98,7 @@ def test_topo_across_hosts_names_the_odd_host():
 
 
 LINKS = ["probe", "links", "--size", "256K", "--window", "4", "--repeats", "3",
-         "--latency-iters", "50", "--format", "json"]
+         "--latency-iters", "50", "--min-fraction", "0.5", "--format", "json"]
 
 
 def test_probe_links_names_exactly_the_throttled_host():
@@ -108,9 +108,10 @@ def test_probe_links_names_exactly_the_throttled_host():
     tmp = tempdir()
     with emulated_cluster(3) as c:
         # No throttle: no host is named twice in 3 runs (a throttled host is named every time).
-        # On an idle machine no run names one; while other builds load the 2 cores, a single
-        # run can starve one host's rank for seconds, which the confirmation pass does not
-        # always undo.
+        # Both halves ask for half the median rather than the default 0.8: on an idle machine
+        # no unthrottled pair falls under 0.8, but on a loaded 2-core machine a rank starved for
+        # seconds left one link at 0.78 even after the confirmation passes; the throttled host
+        # measures under 0.05.
         named = []
         for _ in range(3):
             doc = json.loads(c.run(LINKS, check=0).stdout)
@@ -133,7 +134,7 @@ def test_probe_links_names_exactly_the_throttled_host():
         assert hosts["h2"]["median_GBps"] < hosts["h1"]["median_GBps"], hosts
     spec = os.path.join(tmp, "links.toml")
     with open(spec, "w") as f:
-        f.write('[[links]]\nname = "no straggler"\nlinks_min_fraction_of_median = 0.8\n')
+        f.write('[[links]]\nname = "no straggler"\nlinks_min_fraction_of_median = 0.5\n')
     p = run(["check", spec, "--links", out])
     assert p.returncode == 5, (p.returncode, p.stdout, p.stderr)
     first = p.stderr.splitlines()[0]
