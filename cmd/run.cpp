@@ -328,6 +328,9 @@ int execute_run(const RunRequest& rq) {
     for (auto& b : backends) meta.libraries[b->name()] = b->library_detail();
     meta.environment = steering_environment();
     meta.launcher = launcher_facts(bo.launch);
+    // Every rank's steering variables, so a job can tell whether all ranks saw the same settings.
+    meta.environment_mismatch =
+        environment_mismatches(control->allgather(nlohmann::json(meta.environment).dump()));
     // Each host's hardware fingerprint, so that comparing runs can tell when the hardware differs.
     meta.topology = topology_summary(control->allgather(host_topology_facts().dump()));
 

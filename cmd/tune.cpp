@@ -7,6 +7,7 @@
 
 #include "cmd/run.hpp"
 #include "cmd/subcommands.hpp"
+#include "cmd/tune.hpp"
 #include "cmd/tune_files.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
@@ -19,12 +20,6 @@ namespace cb {
 
 namespace {
 
-struct TuneRequest {
-  std::string ompi_rules;  // --emit-ompi-rules FILE
-  std::string nccl_tuner;  // --emit-nccl-tuner FILE
-  std::string min_gain = "2";
-};
-
 // Collects the run's records and, at the end, prints and writes the advice.
 class TuneWriter : public Writer {
  public:
@@ -33,25 +28,10 @@ class TuneWriter : public Writer {
   void add(const ResultRecord& r) override { records_.push_back(r); }
   void finish() override {
     auto ranges = recommend(records_, options_);
-    TextTable t;
-    t.set_header({"backend", "collective", "dtype", "op", "placement", "sizes", "use", "speedup"},
-                 {TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Left,
-                  TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Right,
-                  TextTable::Align::Left, TextTable::Align::Right});
-    for (const auto& r : ranges) {
-      std::string sizes =
-          r.min_bytes == r.max_bytes
-              ? format_size(r.min_bytes)
-              : fmt::format("{} - {}", format_size(r.min_bytes), format_size(r.max_bytes));
-      t.add_row({r.backend, r.collective, r.dtype, r.op, r.placement, sizes, r.algorithm,
-                 fmt::format("{:.2f}x", r.speedup)});
-    }
-    std::cout << "#\n# tune: the algorithm to use per size range (speedup over default, geometric "
-                 "mean)\n";
-    t.print(std::cout, "# ");
-    if (!rq_.ompi_rules.empty()) write_file_atomically(rq_.ompi_rules, ompi_rules_file(ranges));
-    if (!rq_.nccl_tuner.empty()) write_file_atomically(rq_.nccl_tuner, nccl_tuner_file(ranges));
-    std::cout << std::flush;
+    print_advice(ranges,
+                 "the algorithm to use per size range (speedup over default, geometric mean)",
+                 std::cout);
+    write_tuning_files(rq_, ranges);
   }
 
  private:
@@ -61,6 +41,31 @@ class TuneWriter : public Writer {
 };
 
 }  // namespace
+
+void print_advice(const std::vector<TuneRange>& ranges, const std::string& what,
+                  std::ostream& out) {
+  TextTable t;
+  t.set_header({"backend", "collective", "dtype", "op", "placement", "sizes", "use", "speedup"},
+               {TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Left,
+                TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Right,
+                TextTable::Align::Left, TextTable::Align::Right});
+  for (const auto& r : ranges) {
+    std::string sizes =
+        r.min_bytes == r.max_bytes
+            ? format_size(r.min_bytes)
+            : fmt::format("{} - {}", format_size(r.min_bytes), format_size(r.max_bytes));
+    t.add_row({r.backend, r.collective, r.dtype, r.op, r.placement, sizes, r.algorithm,
+               fmt::format("{:.2f}x", r.speedup)});
+  }
+  out << "#\n# tune: " << what << "\n";
+  t.print(out, "# ");
+  out << std::flush;
+}
+
+void write_tuning_files(const TuneRequest& rq, const std::vector<TuneRange>& ranges) {
+  if (!rq.ompi_rules.empty()) write_file_atomically(rq.ompi_rules, ompi_rules_file(ranges));
+  if (!rq.nccl_tuner.empty()) write_file_atomically(rq.nccl_tuner, nccl_tuner_file(ranges));
+}
 
 void register_tune(CLI::App& app, Action& action) {
   auto rq = std::make_shared<RunRequest>();
@@ -75,13 +80,31 @@ void register_tune(CLI::App& app, Action& action) {
                    "write an Open MPI coll/tuned dynamic rules file for the mpi results");
   tune->add_option("--emit-nccl-tuner", tq->nccl_tuner,
                    "write an NCCL tuner-plugin configuration (CSV) for the nccl results");
+  tune->add_option("--env", tq->env,
+                   "NAME=v1,v2,...: a grid axis of environment values, each combination a fresh "
+                   "job (\\, is a comma inside a value); repeatable");
+  tune->add_option("--env-grid", tq->env_grid,
+                   "TOML file with an [env] table of NAME = [values] (added to --env)");
+  tune->add_option("--resume", tq->resume,
+                   "skip the combinations whose records a .jsonl from an earlier sweep holds");
+  tune->add_option("--emit-env", tq->emit_env,
+                   "write NAME=VALUE lines of the best combination (NCCL_CONF_FILE, shell)");
   tune->callback([rq, tq, &action] {
     TuneOptions options;
     double gain = parse_double(tq->min_gain, "--min-gain");
     if (gain < 0) usage_error("invalid --min-gain '{}': expected a percentage >= 0", tq->min_gain);
     options.min_gain = gain / 100.0;
-    for (const auto& path : {tq->ompi_rules, tq->nccl_tuner}) {
+    for (const auto& path : {tq->ompi_rules, tq->nccl_tuner, tq->emit_env}) {
       if (!path.empty()) check_output_directory(path);
+    }
+    if (!tq->env.empty() || !tq->env_grid.empty()) {
+      action = [rq, tq, options] { return execute_env_grid(*rq, *tq, options); };
+      return;
+    }
+    for (const char* option : {"--resume", "--emit-env"}) {
+      if ((std::string(option) == "--resume" ? tq->resume : tq->emit_env).empty()) continue;
+      usage_error("{} applies to environment grids: give --env NAME=v1,v2 or --env-grid FILE",
+                  option);
     }
     rq->extra_writer = [tq, options] { return std::make_unique<TuneWriter>(*tq, options); };
     action = [rq] { return execute_run(*rq); };

@@ -41,9 +41,9 @@ bool matches(const ResultRequirement& q, const ResultRecord& r) {
     return !want || *want == have;
   };
   return q.collective == r.collective && same(q.backend, r.backend) &&
-         same(q.algorithm, r.algorithm) && same(q.dtype, r.dtype) && same(q.op, r.op) &&
-         same(q.placement, r.placement) && (!q.nranks || *q.nranks == r.nranks) &&
-         r.bytes >= q.min_bytes && r.bytes <= q.max_bytes;
+         same(q.algorithm, r.algorithm) && same(q.env, r.env) && same(q.dtype, r.dtype) &&
+         same(q.op, r.op) && same(q.placement, r.placement) &&
+         (!q.nranks || *q.nranks == r.nranks) && r.bytes >= q.min_bytes && r.bytes <= q.max_bytes;
 }
 
 std::string filters(const ResultRequirement& q) {
@@ -53,6 +53,7 @@ std::string filters(const ResultRequirement& q) {
   };
   add("backend", q.backend);
   add("algorithm", q.algorithm);
+  add("env", q.env);
   add("dtype", q.dtype);
   add("op", q.op);
   add("placement", q.placement);

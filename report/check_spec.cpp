@@ -20,9 +20,10 @@ namespace cb {
 
 namespace {
 
-constexpr std::array kResultKeys = {
-    "name",   "collective", "backend",   "algorithm",      "dtype",       "op",         "placement",
-    "nranks", "min_bytes",  "max_bytes", "min_busbw_GBps", "max_time_us", "max_p99_us", "severity"};
+constexpr std::array kResultKeys = {"name",        "collective", "backend",   "algorithm",
+                                    "env",         "dtype",      "op",        "placement",
+                                    "nranks",      "min_bytes",  "max_bytes", "min_busbw_GBps",
+                                    "max_time_us", "max_p99_us", "severity"};
 constexpr std::array kTopologyKeys = {"name",
                                       "gpus",
                                       "numa_nodes",
@@ -202,6 +203,7 @@ ResultRequirement parse_result(const Table& t, const std::string& path,
   r.collective = *collective;
   r.backend = t.string("backend");
   r.algorithm = t.string("algorithm");
+  r.env = t.string("env");
   r.dtype = t.name_of("dtype", vocab.dtype, vocab.dtype_names);
   r.op = t.name_of("op", vocab.op, vocab.op_names);
   r.placement = t.string("placement");

@@ -21,6 +21,7 @@ struct ResultRequirement {
   int line = 0;  // where the [[results]] table starts
   std::string collective;
   std::optional<std::string> backend, algorithm, dtype, op, placement;  // filters
+  std::optional<std::string> env;  // `tune --env` combination ("" = the baseline)
   std::optional<int> nranks;
   std::uint64_t min_bytes = 0;  // size range, inclusive
   std::uint64_t max_bytes = std::numeric_limits<std::uint64_t>::max();

@@ -196,7 +196,7 @@ Verdict decide(const Comparison& c, const CompareOptions& o) {
 
 RecordKey key_of(const ResultRecord& r) {
   return {r.collective, r.backend, r.algorithm, r.dtype, r.op,
-          r.placement,  r.root,    r.nranks,    r.bytes};
+          r.placement,  r.root,    r.nranks,    r.bytes, r.env};
 }
 
 std::string describe(const RecordKey& k) {
@@ -205,6 +205,7 @@ std::string describe(const RecordKey& k) {
   if (k.root >= 0) s += fmt::format(" root {}", k.root);
   s += fmt::format(" {} ranks", k.nranks);
   if (k.collective != "barrier") s += fmt::format(" {}", format_size(k.bytes));
+  if (!k.env.empty()) s += " [" + k.env + "]";
   return s;
 }
 

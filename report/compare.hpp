@@ -18,6 +18,7 @@ struct RecordKey {
   int root = -1;
   int nranks = 0;
   std::uint64_t bytes = 0;
+  std::string env;  // `tune --env` combination, "" otherwise
   auto operator<=>(const RecordKey&) const = default;
 };
 

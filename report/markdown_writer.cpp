@@ -68,7 +68,7 @@ class MarkdownWriter : public Writer {
       if (r.collective != collective) continue;
       t.add_row({format_size(r.bytes), std::to_string(r.count), md_escape(r.dtype), md_escape(r.op),
                  r.root < 0 ? "-" : std::to_string(r.root),
-                 md_escape(r.backend + "/" + r.algorithm), md_escape(r.placement),
+                 md_escape(r.backend + "/" + series_algorithm(r)), md_escape(r.placement),
                  format_time_us(r.time_us), format_time_us(r.p50_us), format_time_us(r.p99_us),
                  bandwidth(r.algbw_GBps), bandwidth(r.busbw_GBps),
                  r.wrong ? std::to_string(*r.wrong) : "N/A"});

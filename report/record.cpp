@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "common/environment.hpp"
 #include "common/error.hpp"
@@ -149,6 +150,7 @@ void to_json(json& j, const ResultRecord& r) {
   opt_to_json(j, "algbw_GBps", r.algbw_GBps);
   opt_to_json(j, "busbw_GBps", r.busbw_GBps);
   opt_to_json(j, "wrong", r.wrong);
+  j["env"] = r.env;
   repetition_fields_to_json(j, r);
 }
 
@@ -169,6 +171,11 @@ void from_json(const json& j, ResultRecord& r) {
   r.bytes = get_count(j, "bytes");
   r.count = get_count(j, "count");
   read_figures(j, r);
+  r.env.clear();
+  if (auto it = j.find("env"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) usage_error("result field 'env' must be a string");
+    r.env = it->get<std::string>();
+  }
   r.repeat.reset();
   if (auto it = j.find("repeat"); it != j.end() && !it->is_null()) {
     if (!it->is_number_integer() || it->get<int>() < 0) {
@@ -197,6 +204,8 @@ void to_json(json& j, const RunMeta& m) {
            {"launcher", m.launcher},
            {"topology", m.topology}};
   if (m.repetitions > 0) j["repetitions"] = m.repetitions;
+  j["environment_mismatch"] = m.environment_mismatch;
+  if (!m.env_failures.empty()) j["env_failures"] = m.env_failures;
 }
 
 void from_json(const json& j, RunMeta& m) {
@@ -238,8 +247,18 @@ void from_json(const json& j, RunMeta& m) {
   // read so that nothing derived from a result file (compare, Markdown, gbench) repeats them.
   std::erase_if(m.environment, [](const auto& kv) { return secret_name(kv.first); });
   m.launcher = string_map("launcher");
+  m.environment_mismatch.clear();
+  if (auto it = j.find("environment_mismatch"); it != j.end() && it->is_array()) {
+    for (const auto& x : *it) {
+      if (x.is_string()) m.environment_mismatch.push_back(x.get<std::string>());
+    }
+  }
   auto topo = j.find("topology");
   m.topology = topo != j.end() ? *topo : json(nullptr);
+}
+
+std::string series_algorithm(const ResultRecord& r) {
+  return r.env.empty() ? r.algorithm : r.algorithm + " [" + r.env + "]";
 }
 
 nlohmann::ordered_json ordered_json(const ResultRecord& r) {
@@ -276,12 +295,14 @@ std::vector<std::string> record_fields(const ResultRecord& r) {
           number(r.cv),
           opt(r.algbw_GBps),
           opt(r.busbw_GBps),
-          r.wrong ? std::to_string(*r.wrong) : std::string()};
+          r.wrong ? std::to_string(*r.wrong) : std::string(),
+          r.env};
 }
 
 ResultRecord record_from_fields(const std::vector<std::string>& f, std::string_view where) {
   constexpr std::size_t kColumns = std::size(kResultColumns);
-  if (f.size() != kColumns) {
+  // Files written before the `env` column have one field less.
+  if (f.size() != kColumns && f.size() != kColumns - 1) {
     usage_error("{}: expected {} CSV fields, found {}", where, kColumns, f.size());
   }
   auto num = [&](std::size_t i) {
@@ -317,6 +338,7 @@ ResultRecord record_from_fields(const std::vector<std::string>& f, std::string_v
   if (!f[19].empty()) r.algbw_GBps = num(19);
   if (!f[20].empty()) r.busbw_GBps = num(20);
   if (!f[21].empty()) r.wrong = count(21);
+  if (f.size() > 22) r.env = f[22];
   return r;
 }
 
@@ -334,7 +356,7 @@ bool secret_name(std::string_view name) {
                      [&](std::string_view s) { return upper.find(s) != std::string::npos; });
 }
 
-std::map<std::string, std::string> steering_environment() {
+bool steering_variable(std::string_view name) {
   static constexpr std::array<std::string_view, 12> kPrefixes = {"NCCL_",
                                                                  "OMPI_MCA_",
                                                                  "MPIR_CVAR_",
@@ -352,18 +374,44 @@ std::map<std::string, std::string> steering_environment() {
   static constexpr std::array<std::string_view, 6> kOwnLaunch = {
       "COMMBENCH_LOCAL_",     "COMMBENCH_RELAUNCHED", "COMMBENCH_RANK_STATUS",
       "COMMBENCH_RANK_WATCH", "COMMBENCH_TMP_TAG",    "COMMBENCH_TEST_"};
+  bool steering = false;
+  for (auto p : kPrefixes) steering = steering || name.substr(0, p.size()) == p;
+  for (auto p : kOwnLaunch) steering = steering && name.substr(0, p.size()) != p;
+  return steering && !secret_name(name) && !launcher_bookkeeping(name);
+}
+
+std::map<std::string, std::string> steering_environment() {
   std::map<std::string, std::string> out;
   for (char** e = environ; e && *e; ++e) {
     std::string_view entry(*e);
     auto eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view name = entry.substr(0, eq);
-    bool steering = false;
-    for (auto p : kPrefixes) steering = steering || name.substr(0, p.size()) == p;
-    const bool secret = secret_name(name);
-    for (auto p : kOwnLaunch) steering = steering && name.substr(0, p.size()) != p;
-    steering = steering && !launcher_bookkeeping(name);
-    if (steering && !secret) out.emplace(std::string(name), std::string(entry.substr(eq + 1)));
+    if (steering_variable(name)) out.emplace(std::string(name), std::string(entry.substr(eq + 1)));
+  }
+  return out;
+}
+
+std::vector<std::string> environment_mismatches(const std::vector<std::string>& per_rank) {
+  std::vector<std::map<std::string, std::string>> envs;
+  for (const auto& text : per_rank) {
+    envs.push_back(json::parse(text).get<std::map<std::string, std::string>>());
+  }
+  std::vector<std::string> out;
+  auto value = [](const std::map<std::string, std::string>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? std::string("unset") : k + "=" + it->second;
+  };
+  for (std::size_t r = 1; r < envs.size() && out.size() < 20; ++r) {
+    std::set<std::string> names;
+    for (const auto& [k, v] : envs[0]) names.insert(k);
+    for (const auto& [k, v] : envs[r]) names.insert(k);
+    for (const auto& k : names) {
+      if (value(envs[0], k) != value(envs[r], k) && out.size() < 20) {
+        out.push_back(fmt::format("{}: rank {} has {}, rank 0 {}", k, r, value(envs[r], k),
+                                  value(envs[0], k)));
+      }
+    }
   }
   return out;
 }

@@ -18,7 +18,7 @@ namespace cb {
 inline constexpr std::string_view kResultColumns[] = {
     "backend", "library", "algorithm", "collective", "dtype",      "op",      "placement", "root",
     "nranks",  "nnodes",  "bytes",     "count",      "iters",      "time_us", "min_us",    "p50_us",
-    "p99_us",  "max_us",  "cv",        "algbw_GBps", "busbw_GBps", "wrong"};
+    "p99_us",  "max_us",  "cv",        "algbw_GBps", "busbw_GBps", "wrong",   "env"};
 
 struct ResultRecord {
   std::string backend;    // mpi, gloo, nccl
@@ -40,6 +40,8 @@ struct ResultRecord {
   std::optional<double> algbw_GBps;                       // empty for barrier
   std::optional<double> busbw_GBps;
   std::optional<std::uint64_t> wrong;  // empty when not checked
+  // `tune --env`: the environment combination of the job, "NAME=VALUE NAME2=VALUE2"; "" else.
+  std::string env;
   // `run --repeat N`: the repetition (launch) this record comes from, 0-based; empty otherwise.
   std::optional<int> repeat;
   // A summary over repetitions: the figures above are medians over these, one per launch (each
@@ -62,6 +64,10 @@ struct RunMeta {
   std::map<std::string, std::string> launcher;     // "kind" and the job's SLURM_* shape
   nlohmann::json topology;                         // summary, null when not probed
   int repetitions = 0;  // `run --repeat N`: launches summarised; 0 for a single launch
+  // Steering variables whose value differs between rank 0 and another rank (at most 20 lines).
+  std::vector<std::string> environment_mismatch;
+  // `tune --env`: combinations whose job failed, "LABEL: reason" (JSON only, when any).
+  std::vector<std::string> env_failures;
 };
 
 void to_json(nlohmann::json& j, const ResultRecord& r);
@@ -74,6 +80,10 @@ void from_json(const nlohmann::json& j, RunMeta& m);
 inline constexpr double kOutlierMeanFactor = 1.5;
 inline constexpr double kOutlierTailFactor = 10;
 bool has_outliers(const ResultRecord& r);
+
+// The algorithm with the record's environment combination, "ring [NCCL_BUFFSIZE=4194304]", as
+// tables and charts name a series; the algorithm alone when there is none.
+std::string series_algorithm(const ResultRecord& r);
 
 // The record as JSON with keys in contract (column) order, for files people read.
 nlohmann::ordered_json ordered_json(const ResultRecord& r);
@@ -90,5 +100,10 @@ bool secret_name(std::string_view name);
 // The environment variables that steer communication (NCCL_*, OMPI_MCA_*, MPIR_CVAR_*, UCX_*,
 // CUDA_VISIBLE_DEVICES, ...), never the whole environment and never anything that looks secret.
 std::map<std::string, std::string> steering_environment();
+// Whether `name` is one of those variables.
+bool steering_variable(std::string_view name);
+// Lines naming each steering variable that differs between rank 0 and another rank, from every
+// rank's steering_environment() as a JSON object (index = rank); at most 20.
+std::vector<std::string> environment_mismatches(const std::vector<std::string>& per_rank);
 
 }  // namespace cb

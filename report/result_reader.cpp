@@ -104,7 +104,9 @@ void read_csv(std::string_view text, ResultFile& file) {
     if (blank(line)) continue;
     std::vector<std::string> fields = csv_split(line);
     if (!header) {
-      if (fields != columns) {
+      // Files written before the `env` column end at `wrong`.
+      const std::vector<std::string> before_env(columns.begin(), columns.end() - 1);
+      if (fields != columns && fields != before_env) {
         usage_error("{}:{}: not the commbench CSV header (it starts 'backend,library,...'): {}",
                     file.path, number, kAccepted);
       }

@@ -280,7 +280,7 @@ Plot render_plot(const std::vector<ResultFile>& files, const PlotOptions& option
       }
       SeriesKey key{fi,
                     r.backend,
-                    r.algorithm,
+                    series_algorithm(r),
                     r.dtype,
                     op_varies ? r.op : "",
                     r.placement,

@@ -76,7 +76,7 @@ class TableWriter : public Writer {
     for (const auto& r : records_) {
       if (r.collective != collective) continue;
       RowKey row{r.dtype, r.op, r.root, r.bytes};
-      SeriesKey s{r.backend, r.algorithm, r.placement};
+      SeriesKey s{r.backend, series_algorithm(r), r.placement};
       if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
       if (std::find(series.begin(), series.end(), s) == series.end()) series.push_back(s);
       cell[{row, s}] = &r;

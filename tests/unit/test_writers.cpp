@@ -78,7 +78,7 @@ TEST(CsvWriter, HeaderIsTheContractAndRowsRoundTrip) {
   std::getline(in, line);
   EXPECT_EQ(line,
             "backend,library,algorithm,collective,dtype,op,placement,root,nranks,nnodes,bytes,"
-            "count,iters,time_us,min_us,p50_us,p99_us,max_us,cv,algbw_GBps,busbw_GBps,wrong\r");
+            "count,iters,time_us,min_us,p50_us,p99_us,max_us,cv,algbw_GBps,busbw_GBps,wrong,env\r");
   std::getline(in, line);
   line.pop_back();  // CR
   expect_same(record_from_fields(csv_split(line), "row 1"), r);

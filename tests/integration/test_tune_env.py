@@ -1,0 +1,127 @@
+"""`tune --env` through the real binary: each combination a fresh job with the variables on
+every rank (checked from the results' metadata), `env` on every record, a failed combination
+recorded while the sweep goes on, --resume, commas inside values, --emit-env, and the
+recommendation against the current environment. Real Open MPI variables and MPICH CVARs."""
+import csv
+import io
+import json
+import os
+
+from cbtest import RESULT_COLUMNS, Skip, is_openmpi, main, mpi_prefix, run, tempdir
+
+SIZES = ["-c", "allreduce", "-b", "1M", "-e", "4M", "-f", "4", "--min-time", "0.02", "-A",
+         "default"]
+
+
+def tune(args, **kw):
+    return run(["tune", "-B", "mpi", "-N", "2", *SIZES, *args], **kw)
+
+
+def records(path):
+    return json.load(open(path))["results"]
+
+
+def test_every_combination_reaches_every_rank_and_is_recorded():
+    if is_openmpi():
+        axis = "OMPI_MCA_coll_tuned_allreduce_algorithm=1,4"
+        values = ["1", "4"]
+    else:
+        axis = "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling,reduce_scatter_allgather"
+        values = ["recursive_doubling", "reduce_scatter_allgather"]
+    name = axis.split("=")[0]
+    d = tempdir()
+    out, csv_out = os.path.join(d, "t.json"), os.path.join(d, "t.csv")
+    p = tune(["--env", axis, "--output", out, "--output", csv_out], check=0)
+    got = records(out)
+    envs = sorted({r["env"] for r in got})
+    assert envs == sorted([""] + [f"{name}={v}" for v in values]), envs
+    # The CSV carries env after wrong, as the contract orders the later columns.
+    rows = list(csv.reader(io.StringIO(open(csv_out).read())))
+    assert rows[0] == RESULT_COLUMNS, rows[0]
+    assert {r[RESULT_COLUMNS.index("env")] for r in rows[1:]} == set(envs)
+    assert "the environment combination and algorithm to use" in p.stdout, p.stdout
+
+
+def test_known_slower_setting_is_not_recommended():
+    if not is_openmpi():
+        raise Skip("Open MPI's basic_linear allreduce")
+    d = tempdir()
+    emit = os.path.join(d, "best.env")
+    # basic_linear (1: reduce to rank 0, then broadcast) is much slower than the default at 1-4 MiB.
+    p = tune(["--env", "OMPI_MCA_coll_tuned_allreduce_algorithm=1", "--emit-env", emit,
+              "--format", "csv"], check=0)
+    after = p.stdout.split("# tune: the environment combination")[1]
+    advice = [l for l in after.splitlines() if "allreduce" in l]
+    assert advice and not any("algorithm=1" in l for l in advice), p.stdout
+    text = open(emit).read()
+    assert "keep it" in text and "OMPI_MCA_coll_tuned_allreduce_algorithm=1" not in text, text
+
+
+def test_invalid_value_fails_only_its_combination():
+    if not is_openmpi():
+        raise Skip("an Open MPI MCA parameter")
+    d = tempdir()
+    out = os.path.join(d, "t.json")
+    p = tune(["--env", "OMPI_MCA_btl=self\\,vader,no_such_btl", "--output", out], check=0)
+    assert "combination OMPI_MCA_btl=no_such_btl failed" in p.stderr, p.stderr
+    doc = json.load(open(out))
+    assert {r["env"] for r in doc["results"]} == {"", "OMPI_MCA_btl=self,vader"}
+    assert len(doc["meta"]["env_failures"]) == 1, doc["meta"]
+    assert doc["meta"]["env_failures"][0].startswith("OMPI_MCA_btl=no_such_btl: exit")
+
+
+def test_resume_skips_finished_combinations():
+    d = tempdir()
+    first = os.path.join(d, "first.jsonl")
+    var = "OMPI_MCA_coll_tuned_allreduce_algorithm" if is_openmpi() else \
+        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
+    vals = ["4", "3"] if is_openmpi() else ["recursive_doubling", "reduce_scatter_allgather"]
+    tune(["--env", f"{var}={vals[0]}", "--output", first], check=0)
+    before = [json.loads(l) for l in open(first)]
+    second = os.path.join(d, "second.jsonl")
+    p = tune(["--env", f"{var}={vals[0]},{vals[1]}", "--resume", first, "--output", second],
+             check=0)
+    assert "2 of 3 combinations already complete" in p.stderr, p.stderr
+    after = [json.loads(l) for l in open(second)]
+    # The finished combinations' records are carried over as they were, not measured again.
+    kept = [r for r in after if r["env"] in ("", f"{var}={vals[0]}")]
+    assert [r["time_us"] for r in kept] == [r["time_us"] for r in before], (kept, before)
+    assert any(r["env"] == f"{var}={vals[1]}" for r in after)
+
+
+def test_launch_prefix_passes_the_variables():
+    d = tempdir()
+    out = os.path.join(d, "t.json")
+    var = "OMPI_MCA_coll_tuned_allreduce_algorithm=4" if is_openmpi() else \
+        "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=recursive_doubling"
+    prefix = " ".join(mpi_prefix(2))
+    run(["tune", "-B", "mpi", *SIZES, "--env", var, "--launch", prefix, "--output", out],
+        check=0)
+    assert {r["env"] for r in records(out)} == {"", var}
+
+
+def test_bad_grids_are_usage_errors():
+    d = tempdir()
+    for args, needle in ((["--env", "NOEQUALS"], "NAME=VALUE"),
+                         (["--env", "HOME=/x"], "not a variable commbench records"),
+                         (["--env", "NCCL_X=1,1"], "repeated"),
+                         (["--env-grid", os.path.join(d, "missing.toml")], "cannot read")):
+        p = tune(args, check=2)
+        assert p.stderr.startswith("commbench: ") and needle in p.stderr, (args, p.stderr)
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    grid = os.path.join(d, "g.toml")
+    with open(grid, "w") as f:
+        f.write('[env]\nNCCL_ALGO = ["Ring,Tree", 3.5]\n')
+    p = tune(["--env-grid", grid], check=2)
+    assert "strings or integers" in p.stderr, p.stderr
+    p = run(["tune", "-B", "mpi", *SIZES, "--env", "NCCL_ALGO=Ring"], np=2, check=2)
+    assert "--launch" in p.stderr, p.stderr
+
+
+if __name__ == "__main__":
+    main([test_every_combination_reaches_every_rank_and_is_recorded,
+          test_known_slower_setting_is_not_recommended,
+          test_invalid_value_fails_only_its_combination,
+          test_resume_skips_finished_combinations,
+          test_launch_prefix_passes_the_variables,
+          test_bad_grids_are_usage_errors])

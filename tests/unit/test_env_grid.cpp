@@ -1,0 +1,72 @@
+// Environment grids for tune --env: axes, escapes for commas, the grid file, combinations, the
+// record label, and checking that every rank saw the same variables.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "common/error.hpp"
+#include "report/env_grid.hpp"
+#include "report/record.hpp"
+
+namespace cb {
+namespace {
+
+TEST(EnvGrid, AxisValuesWithEscapedCommas) {
+  EnvAxis a = parse_env_axis("OMPI_MCA_btl=self\\,vader,self\\,tcp,a\\\\b");
+  EXPECT_EQ(a.name, "OMPI_MCA_btl");
+  EXPECT_EQ(a.values, (std::vector<std::string>{"self,vader", "self,tcp", "a\\b"}));
+  EXPECT_EQ(parse_env_axis("NCCL_BUFFSIZE=4194304").values.size(), 1u);
+}
+
+TEST(EnvGrid, BadAxesAreUsageErrors) {
+  EXPECT_THROW(parse_env_axis("NCCL_BUFFSIZE"), Error);         // no '='
+  EXPECT_THROW(parse_env_axis("HOME=/tmp"), Error);             // not recorded in meta
+  EXPECT_THROW(parse_env_axis("NCCL_X=1,1"), Error);            // repeated value
+  EXPECT_THROW(parse_env_axis("1NCCL=2"), Error);               // not a name
+  EXPECT_THROW(parse_env_axis("NCCL_IB_SECRET_KEY=1"), Error);  // looks secret: never recorded
+}
+
+TEST(EnvGrid, CartesianProductFirstAxisSlowest) {
+  auto c = env_combinations({{"NCCL_A", {"1", "2"}}, {"NCCL_B", {"x", "y", "z"}}});
+  ASSERT_EQ(c.size(), 6u);
+  EXPECT_EQ(env_label(c[0]), "NCCL_A=1 NCCL_B=x");
+  EXPECT_EQ(env_label(c[5]), "NCCL_A=2 NCCL_B=z");
+  EXPECT_EQ(env_label({}), "");
+  EXPECT_THROW(env_combinations({{"NCCL_A", {"1"}}, {"NCCL_A", {"2"}}}), Error);
+}
+
+TEST(EnvGrid, TomlFileWithStringsAndIntegers) {
+  std::string path = ::testing::TempDir() + "grid.toml";
+  {
+    std::ofstream f(path);
+    f << "[env]\nNCCL_ALGO = [\"Ring,Tree\", \"Ring\"]\nNCCL_BUFFSIZE = [4194304]\n";
+  }
+  auto axes = read_env_grid(path);
+  ASSERT_EQ(axes.size(), 2u);
+  EXPECT_EQ(axes[0].values[0], "Ring,Tree");
+  EXPECT_EQ(axes[1].values[0], "4194304");
+  {
+    std::ofstream f(path);
+    f << "[env]\nNCCL_ALGO = [1.5]\n";
+  }
+  EXPECT_THROW(read_env_grid(path), Error);
+  {
+    std::ofstream f(path);
+    f << "[grid]\nNCCL_ALGO = [\"x\"]\n";
+  }
+  EXPECT_THROW(read_env_grid(path), Error);
+  std::remove(path.c_str());
+}
+
+TEST(EnvGrid, MismatchesBetweenRanksAreNamed) {
+  auto lines = environment_mismatches(
+      {R"({"NCCL_A":"1","NCCL_B":"2"})", R"({"NCCL_A":"1","NCCL_B":"3"})", R"({"NCCL_A":"1"})"});
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "NCCL_B: rank 1 has NCCL_B=3, rank 0 NCCL_B=2");
+  EXPECT_EQ(lines[1], "NCCL_B: rank 2 has unset, rank 0 NCCL_B=2");
+  EXPECT_TRUE(environment_mismatches({R"({"NCCL_A":"1"})", R"({"NCCL_A":"1"})"}).empty());
+}
+
+}  // namespace
+}  // namespace cb
