@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,10 +15,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "collectives/launch/mpi_relaunch.hpp"
+#include "collectives/launch/rank_exits.hpp"
+#include "collectives/launch/rank_status.hpp"
+#include "collectives/launch/rank_watch.hpp"
 #include "collectives/launch/stop_signals.hpp"
 #include "collectives/launch/temp_dir.hpp"
 #include "common/error.hpp"
@@ -142,6 +147,25 @@ std::string resolve(const std::string& program) {
   return {};
 }
 
+// Under a launcher prefix the ranks are the job's own processes: those that can reach this
+// process's files (the same host, or emulated hosts) report how they ended, as under commbench's
+// own mpirun. When one of them failed first (killed, ended without a word, or said why), that
+// is the job's verdict, naming its host when the ranks span several; a peer stopped by the
+// launcher is a consequence, never the verdict.
+void judge_watched_ranks(const std::string& status_dir, RankWatch& watch, JobOutcome& out) {
+  std::vector<RankExit> exits = read_watched_ranks(status_dir, watch.hosts(), watch.ended());
+  bool failed = false;
+  for (const auto& e : exits) {
+    const bool ok = !e.unreported && !e.signaled && e.code == 0;
+    failed = failed || (!ok && !e.stopped_by_launcher);
+  }
+  if (!failed) return;
+  RunVerdict v = judge(exits);
+  if (v.exit_code == 0 || v.message.empty()) return;
+  out.exit_code = v.exit_code;
+  out.message = v.message;
+}
+
 }  // namespace
 
 std::string own_executable() {
@@ -235,10 +259,17 @@ JobOutcome run_job(const JobSpec& spec) {
   program.insert(program.end(),
                  {"--output", json, "--output", jsonl, "--format", "csv", "--progress", "never"});
   std::vector<std::string> command = program;
+  EnvList env = spec.env;
+  const std::string status_dir = dir.path() + "/ranks";
+  std::optional<RankWatch> watch;
   if (!spec.launch_prefix.empty()) {
-    command = launcher_command(spec.launch_prefix,
-                               launcher_kind(spec.launch_prefix[0], build_mpi_flavor()), spec.env,
-                               program);
+    if (::mkdir(status_dir.c_str(), 0700) == 0) {
+      watch.emplace(status_dir);
+      env.emplace_back(kRankStatusEnv, status_dir);
+      if (!watch->path().empty()) env.emplace_back(kRankWatchEnv, watch->path());
+    }
+    command = launcher_command(
+        spec.launch_prefix, launcher_kind(spec.launch_prefix[0], build_mpi_flavor()), env, program);
   }
 
   StopSignals signals;
@@ -247,7 +278,7 @@ JobOutcome run_job(const JobSpec& spec) {
   std::fflush(nullptr);  // nothing buffered is written twice
   pid_t pid = ::fork();
   if (pid < 0) runtime_error("cannot start a job: fork failed: {}", std::strerror(errno));
-  if (pid == 0) exec_child(command, spec.env, err, self);
+  if (pid == 0) exec_child(command, env, err, self);
 
   JobOutcome out;
   int status = wait_for(pid, signals, out.interrupted);
@@ -259,6 +290,7 @@ JobOutcome run_job(const JobSpec& spec) {
     out.exit_code = code <= 5 ? code : 1;
   }
   read_diagnostics(read_text(err), out);
+  if (watch && out.exit_code != 0) judge_watched_ranks(status_dir, *watch, out);
   if (WIFSIGNALED(status) && out.message.empty()) {
     out.message = fmt::format("the job was killed by signal {} ({})", WTERMSIG(status),
                               ::strsignal(WTERMSIG(status)));

@@ -12,6 +12,7 @@ namespace {
 
 // Lower is more telling.
 int severity(const RankExit& e) {
+  if (e.unreported) return 0;
   if (e.signaled) return e.stopped_by_launcher ? 90 : 0;
   switch (e.code) {
     case kExitOk:
@@ -34,12 +35,17 @@ int severity(const RankExit& e) {
 }  // namespace
 
 std::string describe(const RankExit& e) {
+  const std::string who = e.host.empty() ? fmt::format("rank {}", e.rank)
+                                         : fmt::format("rank {} on host {}", e.rank, e.host);
+  if (e.unreported) {
+    return who +
+           " ended without a word: killed by a signal it could not catch, or its host went down";
+  }
   if (e.signaled) {
     const char* what = ::strsignal(e.code);
-    return fmt::format("rank {} was killed by signal {} ({})", e.rank, e.code,
-                       what ? what : "unknown");
+    return fmt::format("{} was killed by signal {} ({})", who, e.code, what ? what : "unknown");
   }
-  return fmt::format("rank {} exited with code {}", e.rank, e.code);
+  return fmt::format("{} exited with code {}", who, e.code);
 }
 
 RunVerdict judge(const std::vector<RankExit>& exits) {

@@ -11,7 +11,9 @@ struct RankExit {
   bool signaled = false;             // killed by a signal rather than exiting
   int code = 0;                      // exit code, or the signal number when signaled
   bool stopped_by_launcher = false;  // the launcher sent that signal while cleaning up
-  std::string message;               // what the rank said about its failure, when it told
+  bool unreported = false;  // ended without a word and without an exit status its parent saw
+  std::string host;         // set when the job spans several hosts
+  std::string message;      // what the rank said about its failure, when it told
 };
 
 struct RunVerdict {
@@ -19,10 +21,11 @@ struct RunVerdict {
   std::string message;  // empty: nothing to add (the ranks reported it themselves)
 };
 
-// "rank 2 was killed by signal 9 (Killed)", "rank 1 exited with code 1".
+// "rank 2 was killed by signal 9 (Killed)", "rank 1 exited with code 1", "rank 1 on host h2 ...".
 std::string describe(const RankExit& e);
 
-// The most telling failure wins: a rank killed by a signal (not by the launcher), then an exit
+// The most telling failure wins: a rank killed by a signal (not by the launcher) or that ended
+// without a word, then an exit
 // code outside commbench's own (0-5), then 4 (timeout), 3 (validation), 2 (usage),
 // 5 (regression), then 1 (runtime error, often a peer's reaction to the real failure). Exit
 // codes 2-5 are passed through as they are; anything else ends the run with exit 1. The message

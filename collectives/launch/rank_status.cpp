@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <set>
 #include <sstream>
 
 #include "collectives/launch.hpp"
@@ -94,7 +96,9 @@ bool rank_status_wanted() {
   if (!g_prepared) {
     g_prepared = true;
     const char* dir = std::getenv(kRankStatusEnv);
-    if (dir && *dir) {
+    // A rank on another host than its parent may not see the directory: it then reports its
+    // failures itself, as without a parent.
+    if (dir && *dir && ::access(dir, W_OK) == 0) {
       std::string path = std::string(dir) + "/status-" + std::to_string(detect_launch().rank);
       if (path.size() < sizeof(g_status_path)) {
         std::memcpy(g_status_path, path.c_str(), path.size() + 1);
@@ -187,6 +191,37 @@ std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int f
     timed.emplace_back(when, e);
   }
   // In the order the ranks failed, so that of equally telling failures the first one is named.
+  std::stable_sort(timed.begin(), timed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<RankExit> exits;
+  for (auto& [t, e] : timed) exits.push_back(std::move(e));
+  return exits;
+}
+
+std::vector<RankExit> read_watched_ranks(const std::string& dir,
+                                         const std::map<int, std::string>& hosts,
+                                         const std::map<int, std::int64_t>& ended_ns) {
+  std::set<std::string> distinct;
+  for (const auto& [rank, host] : hosts) distinct.insert(host);
+  std::vector<std::pair<std::int64_t, RankExit>> timed;
+  for (const auto& [rank, host] : hosts) {
+    RankExit e;
+    e.rank = rank;
+    if (distinct.size() > 1) e.host = host;
+    StatusFile f = read_status_file(dir, rank);
+    std::int64_t when = f.when_ns;
+    if (f.found) {
+      e.signaled = f.signaled;
+      e.code = f.code;
+      e.stopped_by_launcher = f.signaled;
+      e.message = f.message;
+    } else {
+      e.unreported = true;
+      auto it = ended_ns.find(rank);
+      when = it != ended_ns.end() ? it->second : std::numeric_limits<std::int64_t>::max();
+    }
+    timed.emplace_back(when, e);
+  }
   std::stable_sort(timed.begin(), timed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<RankExit> exits;

@@ -45,6 +45,14 @@ std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int f
                                        int fallback_code,
                                        const std::map<int, std::int64_t>& ended_ns = {});
 
+// How the ranks that connected to a parent's RankWatch (`hosts`: rank -> host) ended, in the
+// order they failed: from their status files in `dir`; a connected rank that left none ended
+// without a word (unreported) at `ended_ns`. Hosts are named when the ranks span several.
+// Ranks that never connected (on a host that cannot see the parent's files) are not listed.
+std::vector<RankExit> read_watched_ranks(const std::string& dir,
+                                         const std::map<int, std::string>& hosts,
+                                         const std::map<int, std::int64_t>& ended_ns);
+
 // Adds to exits the local launcher saw (exact codes and signals, reaped at `reaped_ns`) what
 // each rank said, and orders them by when each rank failed (its status time, else when reaped).
 void attach_rank_messages(const std::string& dir, std::vector<RankExit>& exits,

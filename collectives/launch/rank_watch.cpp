@@ -6,13 +6,26 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "collectives/launch/rank_status.hpp"
+#include "common/host_name.hpp"
 
 namespace cb {
+
+namespace {
+
+// What a rank sends on connecting.
+struct Hello {
+  std::int32_t rank;
+  char host[256];
+};
+
+}  // namespace
 
 RankWatch::RankWatch(const std::string& dir) {
   std::string path = dir + "/watch.sock";
@@ -48,6 +61,11 @@ std::map<int, std::int64_t> RankWatch::ended() {
   return ended_;
 }
 
+std::map<int, std::string> RankWatch::hosts() {
+  std::lock_guard lock(mu_);
+  return hosts_;
+}
+
 void RankWatch::loop() {
   std::vector<pollfd> fds = {{stop_pipe_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
   std::vector<int> rank_of = {-1, -1};  // per fds entry; -2: connected, rank not read yet
@@ -67,13 +85,21 @@ void RankWatch::loop() {
         ++i;
         continue;
       }
-      int r = 0;
-      ssize_t n = ::read(fds[i].fd, &r, sizeof(r));
-      if (n == static_cast<ssize_t>(sizeof(r)) && rank_of[i] == -2) {
-        rank_of[i] = r;
-        ++i;
-        continue;
+      if (rank_of[i] == -2) {
+        Hello hello{};
+        // The rank sends its hello in one write right after connecting.
+        if (::recv(fds[i].fd, &hello, sizeof(hello), MSG_WAITALL) ==
+            static_cast<ssize_t>(sizeof(hello))) {
+          rank_of[i] = hello.rank;
+          hello.host[sizeof(hello.host) - 1] = '\0';
+          std::lock_guard lock(mu_);
+          hosts_[hello.rank] = hello.host;
+          ++i;
+          continue;
+        }
       }
+      char byte = 0;
+      ssize_t n = rank_of[i] == -2 ? 0 : ::read(fds[i].fd, &byte, 1);
       if (n > 0) {
         ++i;
         continue;
@@ -99,10 +125,13 @@ void connect_rank_watch(int rank) noexcept {
   if (!path || !*path || std::strlen(path) >= sizeof(addr.sun_path)) return;
   addr.sun_family = AF_UNIX;
   std::strcpy(addr.sun_path, path);
+  Hello hello{};
+  hello.rank = rank;
+  std::snprintf(hello.host, sizeof(hello.host), "%s", host_name().c_str());
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::write(fd, &rank, sizeof(rank)) != static_cast<ssize_t>(sizeof(rank))) {
+      ::write(fd, &hello, sizeof(hello)) != static_cast<ssize_t>(sizeof(hello))) {
     ::close(fd);
   }
   // Left open on purpose: the kernel closes it when this process ends.

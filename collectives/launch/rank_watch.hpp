@@ -2,7 +2,9 @@
 // every rank connects to a Unix socket of the parent at start and keeps the connection open, so
 // the kernel closes it the moment the rank ends, however it ends (SIGKILL included). A thread of
 // the parent notes the time of each close; the first rank to end without a status file is the
-// one that was killed first (the launcher then kills the others).
+// one that was killed first (the launcher then kills the others). On connecting, a rank says its
+// rank and host name, so that a parent whose ranks span hosts (emulated ones, or any that share
+// its file system) can name the host too. Ranks that cannot reach the socket are not watched.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,8 @@ class RankWatch {
   const std::string& path() const { return path_; }  // empty when not watching
   // rank -> when its connection closed (status_clock_ns()).
   std::map<int, std::int64_t> ended();
+  // rank -> host name, for every rank that connected.
+  std::map<int, std::string> hosts();
 
  private:
   void loop();
@@ -34,6 +38,7 @@ class RankWatch {
   int stop_pipe_[2] = {-1, -1};
   std::mutex mu_;
   std::map<int, std::int64_t> ended_;
+  std::map<int, std::string> hosts_;
   std::thread thread_;
 };
 

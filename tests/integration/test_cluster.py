@@ -3,10 +3,12 @@ own host names, tests/cluster/emulated_hosts.sh). Host names do not resolve ther
 to find its interface itself."""
 import json
 import os
+import shlex
 import shutil
 import subprocess
+import time
 
-from cbtest import COLLECTIVES, SOURCE_DIR, Skip, is_openmpi, main, run, tempdir
+from cbtest import COLLECTIVES, COMMBENCH, SOURCE_DIR, Skip, is_openmpi, main, run, tempdir
 from cluster import SCRIPT, emulated_cluster
 
 SMALL = ["-e", "1K", "-f", "128", "-w", "1", "-n", "5", "--format", "json"]
@@ -156,6 +158,57 @@ def test_probe_links_two_ranks_per_host_measures_hosts():
         assert len(every["hosts"]) == 3
 
 
+KILL_RUN = ["run", "-B", "mpi,gloo", "-c", "allreduce", "-b", "1K", "-e", "1K", "--min-time", "60",
+            "--format", "csv", "--progress", "never"]
+
+
+def commbench_pids(c, host):
+    """commbench processes running in an emulated host."""
+    found = []
+    for pid in c.pids(host):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == "commbench":
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def kill_host_mid_run(c, cmd):
+    """Starts cmd, waits until h2's rank runs, kills every process of h2; returns the result."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 60
+    while not commbench_pids(c, "h2") and time.time() < deadline and p.poll() is None:
+        time.sleep(0.2)
+    assert commbench_pids(c, "h2"), "no rank started on h2"
+    time.sleep(2)  # into the timed loop
+    c.script("kill", c.id, "h2")
+    out, err = p.communicate(timeout=120)
+    return p.returncode, out, err
+
+
+def test_a_host_killed_mid_run_is_named_and_nothing_is_left_running():
+    if not is_openmpi():
+        raise Skip("MPICH build: hydra across the emulated hosts is not verified for this test")
+    with emulated_cluster(3) as c:
+        # commbench as the parent of the launcher: exit 1, the first line names rank and host.
+        code, out, err = kill_host_mid_run(
+            c, [COMMBENCH] + KILL_RUN + ["--launch", shlex.join(c.launcher(1))])
+        assert code == 1, (code, err)
+        first = err.splitlines()[0]
+        assert first.startswith("commbench: ") and "rank 1 on host h2" in first, err
+        for h in c.hosts:
+            assert not commbench_pids(c, h), f"left running on {h}"
+        # Under the user's own mpirun the launcher's exit code is the job's: non-zero, and
+        # nothing is left running either.
+        code, out, err = kill_host_mid_run(c, c.launcher(1) + [COMMBENCH] + KILL_RUN)
+        assert code != 0, err
+        for h in c.hosts:
+            assert not commbench_pids(c, h), f"left running on {h}"
+
+
 def test_script_cleans_up_after_itself():
     # `with` removes the hosts when the command ends, here by an error exit.
     p = subprocess.run([SCRIPT, "with", "-H", "2", "--", "sh", "-c",
@@ -173,4 +226,6 @@ def test_script_cleans_up_after_itself():
 if __name__ == "__main__":
     main([test_mpi_and_gloo_across_3_hosts_1_and_2_ranks_each, test_gloo_iface_overrides_the_route,
           test_topo_across_hosts_names_the_odd_host, test_probe_links_names_exactly_the_throttled_host,
-          test_probe_links_two_ranks_per_host_measures_hosts, test_script_cleans_up_after_itself])
+          test_probe_links_two_ranks_per_host_measures_hosts,
+          test_a_host_killed_mid_run_is_named_and_nothing_is_left_running,
+          test_script_cleans_up_after_itself])

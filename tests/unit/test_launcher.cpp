@@ -16,10 +16,19 @@ namespace cb {
 namespace {
 
 RankExit exited(int rank, int code, std::string message = "") {
-  return {rank, false, code, false, std::move(message)};
+  RankExit e;
+  e.rank = rank;
+  e.code = code;
+  e.message = std::move(message);
+  return e;
 }
 RankExit killed(int rank, int sig, bool by_launcher = false) {
-  return {rank, true, sig, by_launcher, ""};
+  RankExit e;
+  e.rank = rank;
+  e.signaled = true;
+  e.code = sig;
+  e.stopped_by_launcher = by_launcher;
+  return e;
 }
 
 TEST(RankExits, AllZeroIsSuccess) {
@@ -98,6 +107,39 @@ TEST(RankStatus, FilesGiveCodesMessagesAndTheOrderRanksFailed) {
   EXPECT_EQ(e[0].rank, 1);
   EXPECT_FALSE(e[0].signaled);
   EXPECT_EQ(e[0].code, 7);
+}
+
+TEST(RankStatus, WatchedRanksAcrossHostsNameTheHostOfTheFirstSilentEnd) {
+  TempDir dir;
+  auto write = [&](int rank, const std::string& text) {
+    std::ofstream(dir.path() + "/status-" + std::to_string(rank)) << text;
+  };
+  write(0, "signal 15 3000\n");
+  write(2, "exit 1 2500\nConnection reset by peer");
+  // Rank 1 connected and left no file: it ended without a word, first (at 2000).
+  std::map<int, std::string> hosts = {{0, "h1"}, {1, "h2"}, {2, "h3"}};
+  std::vector<RankExit> e =
+      read_watched_ranks(dir.path(), hosts, {{0, 3100}, {1, 2000}, {2, 2600}});
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].rank, 1);
+  EXPECT_TRUE(e[0].unreported);
+  EXPECT_EQ(judge(e).exit_code, 1);
+  EXPECT_EQ(judge(e).message,
+            "rank 1 on host h2 ended without a word: killed by a signal it could not catch, or "
+            "its host went down");
+  // On one host, no host is named.
+  e = read_watched_ranks(dir.path(), {{0, "h1"}, {1, "h1"}}, {{1, 2000}});
+  EXPECT_EQ(e[0].host, "");
+  EXPECT_EQ(describe(e[0]).rfind("rank 1 ended without a word", 0), 0u);
+  // Ranks that never connected are not blamed.
+  e = read_watched_ranks(dir.path(), {{0, "h1"}, {2, "h3"}}, {});
+  EXPECT_EQ(judge(e).message, "Connection reset by peer");
+}
+
+TEST(RankExits, AKilledRankOnAnotherHostIsNamedWithItsHost) {
+  RankExit e = killed(3, 9);
+  e.host = "node07";
+  EXPECT_EQ(describe(e), "rank 3 on host node07 was killed by signal 9 (Killed)");
 }
 
 TEST(RankStatus, ARankKeepsItsFirstRecord) {
