@@ -135,6 +135,7 @@ Side side_of(const Group& g, Metric metric) {
     p50.push_back(r.p50_us);
     p99.push_back(r.p99_us);
     cv.push_back(r.cv);
+    s.outlier_runs += has_outliers(r) ? 1 : 0;
   }
   s.runs = static_cast<int>(g.size());
   if (g.size() == 1) {
@@ -348,6 +349,14 @@ CompareReport compare_results(const std::vector<ResultFile>& bases, const Result
   }
   for (const auto& [key, ng] : new_groups) {
     if (!base_groups.count(key)) report.new_only.push_back(key);
+  }
+  int noisy = 0;
+  for (const auto& c : report.rows) noisy += c.base.outlier_runs + c.next.outlier_runs > 0 ? 1 : 0;
+  if (noisy > 0) {
+    report.notes.push_back(fmt::format(
+        "{} of {} compared records had outliers on a side (the `outliers` column): their changes "
+        "are less certain; pin ranks, raise --min-time or quiet the machine, and use --repeat",
+        noisy, report.rows.size()));
   }
 
   // Significance over repetitions: one family for "worse", one for "better", each corrected

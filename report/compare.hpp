@@ -51,6 +51,7 @@ struct Side {
   double cv = 0;
   double spread = 0;
   int runs = 1;                // repetitions (launches) of this measurement on this side
+  int outlier_runs = 0;        // of those, how many had outliers (has_outliers)
   std::vector<double> values;  // the compared figure of each repetition
 };
 

@@ -148,8 +148,10 @@ json key_json(const RecordKey& k) {
 }
 
 json side_json(const Side& s) {
-  return {{"value", s.value},   {"p50_us", s.p50_us}, {"p99_us", s.p99_us}, {"cv", s.cv},
-          {"spread", s.spread}, {"runs", s.runs},     {"values", s.values}};
+  return {{"value", s.value},   {"p50_us", s.p50_us},
+          {"p99_us", s.p99_us}, {"cv", s.cv},
+          {"spread", s.spread}, {"runs", s.runs},
+          {"values", s.values}, {"outlier_runs", s.outlier_runs}};
 }
 
 void write_json(const CompareReport& r, std::ostream& out) {

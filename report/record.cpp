@@ -151,6 +151,7 @@ void to_json(json& j, const ResultRecord& r) {
   opt_to_json(j, "busbw_GBps", r.busbw_GBps);
   opt_to_json(j, "wrong", r.wrong);
   j["env"] = r.env;
+  j["outliers"] = has_outliers(r);  // derived from the figures; not read back
   repetition_fields_to_json(j, r);
 }
 
@@ -296,13 +297,15 @@ std::vector<std::string> record_fields(const ResultRecord& r) {
           opt(r.algbw_GBps),
           opt(r.busbw_GBps),
           r.wrong ? std::to_string(*r.wrong) : std::string(),
-          r.env};
+          r.env,
+          has_outliers(r) ? "true" : "false"};
 }
 
 ResultRecord record_from_fields(const std::vector<std::string>& f, std::string_view where) {
   constexpr std::size_t kColumns = std::size(kResultColumns);
-  // Files written before the `env` column have one field less.
-  if (f.size() != kColumns && f.size() != kColumns - 1) {
+  // Files written before the later columns have fewer fields; `outliers` is derived from the
+  // figures, so it is not read back.
+  if (f.size() > kColumns || f.size() < kResultColumnsBeforeEnv) {
     usage_error("{}: expected {} CSV fields, found {}", where, kColumns, f.size());
   }
   auto num = [&](std::size_t i) {

@@ -16,9 +16,12 @@ namespace cb {
 
 // Column names in contract order (CSV header, JSON keys).
 inline constexpr std::string_view kResultColumns[] = {
-    "backend", "library", "algorithm", "collective", "dtype",      "op",      "placement", "root",
-    "nranks",  "nnodes",  "bytes",     "count",      "iters",      "time_us", "min_us",    "p50_us",
-    "p99_us",  "max_us",  "cv",        "algbw_GBps", "busbw_GBps", "wrong",   "env"};
+    "backend",   "library",    "algorithm",  "collective", "dtype",  "op",
+    "placement", "root",       "nranks",     "nnodes",     "bytes",  "count",
+    "iters",     "time_us",    "min_us",     "p50_us",     "p99_us", "max_us",
+    "cv",        "algbw_GBps", "busbw_GBps", "wrong",      "env",    "outliers"};
+// Files written before the later columns end earlier: at `wrong` (22) or at `env` (23).
+inline constexpr std::size_t kResultColumnsBeforeEnv = 22;
 
 struct ResultRecord {
   std::string backend;    // mpi, gloo, nccl

@@ -104,9 +104,11 @@ void read_csv(std::string_view text, ResultFile& file) {
     if (blank(line)) continue;
     std::vector<std::string> fields = csv_split(line);
     if (!header) {
-      // Files written before the `env` column end at `wrong`.
-      const std::vector<std::string> before_env(columns.begin(), columns.end() - 1);
-      if (fields != columns && fields != before_env) {
+      // Files written before the later columns end at `wrong` or at `env`.
+      const std::vector<std::string> before_env(columns.begin(),
+                                                columns.begin() + kResultColumnsBeforeEnv);
+      const std::vector<std::string> before_outliers(columns.begin(), columns.end() - 1);
+      if (fields != columns && fields != before_env && fields != before_outliers) {
         usage_error("{}:{}: not the commbench CSV header (it starts 'backend,library,...'): {}",
                     file.path, number, kAccepted);
       }

@@ -28,7 +28,7 @@ SOURCE_DIR = os.environ.get("CB_SOURCE_DIR", os.path.dirname(os.path.dirname(os.
 RESULT_COLUMNS = [
     "backend", "library", "algorithm", "collective", "dtype", "op", "placement", "root",
     "nranks", "nnodes", "bytes", "count", "iters", "time_us", "min_us", "p50_us", "p99_us",
-    "max_us", "cv", "algbw_GBps", "busbw_GBps", "wrong", "env",
+    "max_us", "cv", "algbw_GBps", "busbw_GBps", "wrong", "env", "outliers",
 ]
 COLLECTIVES = ["allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall",
                "gather", "scatter", "sendrecv", "barrier"]

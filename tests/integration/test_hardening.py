@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import time
 
-from cbtest import COMMBENCH, SOURCE_DIR, Skip, main, run, tempdir
+from cbtest import COMMBENCH, SOURCE_DIR, Skip, main, parse_csv, run, tempdir
 
 QUICK = ["-c", "allreduce", "-e", "64", "--min-time", "0.002"]
 SECRETS = {"UCX_api_key": "k1-value", "GLOO_Token": "t1-value", "COMMBENCH_ApiKey": "a1-value",
@@ -410,6 +410,24 @@ def test_table_ends_with_a_summary_per_backend_and_algorithm():
                     lines[0]), lines[0]
 
 
+def test_every_record_says_whether_it_had_outliers():
+    # CSV column and JSON key `outliers`, by the README's rule, from the record's own figures.
+    out = os.path.join(tempdir(), "r.json")
+    p = run(["run", "-B", "gloo", "-c", "allreduce,broadcast", "-b", "1K", "-e", "64K",
+             "--min-time", "0.002", "--format", "csv", "--output", out], check=0)
+    rows = parse_csv(p.stdout)
+    docs = json.load(open(out))["results"]
+    assert len(rows) == len(docs) == 14, (len(rows), len(docs))
+
+    def rule(r):
+        p50 = float(r["p50_us"])
+        return float(r["time_us"]) > 1.5 * p50 or float(r["p99_us"]) > 10 * p50
+
+    for row, doc in zip(rows, docs):
+        assert row["outliers"] == ("true" if rule(row) else "false"), row
+        assert doc["outliers"] is rule(doc), doc
+
+
 def test_top_level_version_flag():
     p = run(["--version"], check=0)
     v = run(["version"], check=0)
@@ -440,4 +458,5 @@ if __name__ == "__main__":
           test_ranks_are_named_commbench_in_ps,
           test_readme_setup_commands_work_as_root_without_sudo,
           test_table_ends_with_a_summary_per_backend_and_algorithm,
+          test_every_record_says_whether_it_had_outliers,
           test_top_level_version_flag])

@@ -111,6 +111,30 @@ TEST(Compare, AMeanDraggedByOutliersIsNotARegressionWhenTheMedianHolds) {
   EXPECT_EQ(r.rows[0].verdict, Verdict::Noise);
 }
 
+TEST(Compare, RecordsWithOutliersAreCountedAndNoted) {
+  // Mean 1.6 x p50 on the new side: flagged; the quiet base is not.
+  ResultFile base =
+      file_of({allreduce(1 << 20, 200, 196, 200), allreduce(2 << 20, 400, 390, 400)}, "base");
+  ResultFile next =
+      file_of({allreduce(1 << 20, 320, 196, 200), allreduce(2 << 20, 400, 390, 400)}, "new");
+  CompareReport r = compare_results(base, next, {});
+  EXPECT_EQ(row(r, "allreduce", 1 << 20).base.outlier_runs, 0);
+  EXPECT_EQ(row(r, "allreduce", 1 << 20).next.outlier_runs, 1);
+  EXPECT_EQ(row(r, "allreduce", 2 << 20).next.outlier_runs, 0);
+  auto outlier_notes = [](const CompareReport& c) {
+    int n = 0;
+    for (const auto& note : c.notes) n += note.find("had outliers") != std::string::npos ? 1 : 0;
+    return n;
+  };
+  EXPECT_EQ(outlier_notes(r), 1);
+  bool found = false;
+  for (const auto& note : r.notes)
+    found = found || note.rfind("1 of 2 compared records had outliers on a side", 0) == 0;
+  EXPECT_TRUE(found);
+  // Without outliers, no such note.
+  EXPECT_EQ(outlier_notes(compare_results(base, base, {})), 0);
+}
+
 TEST(Compare, ThresholdDecidesWhatCounts) {
   CompareOptions loose;
   loose.threshold = 0.5;

@@ -78,9 +78,11 @@ TEST(CsvWriter, HeaderIsTheContractAndRowsRoundTrip) {
   std::getline(in, line);
   EXPECT_EQ(line,
             "backend,library,algorithm,collective,dtype,op,placement,root,nranks,nnodes,bytes,"
-            "count,iters,time_us,min_us,p50_us,p99_us,max_us,cv,algbw_GBps,busbw_GBps,wrong,env\r");
+            "count,iters,time_us,min_us,p50_us,p99_us,max_us,cv,algbw_GBps,busbw_GBps,wrong,env,"
+            "outliers\r");
   std::getline(in, line);
   line.pop_back();  // CR
+  EXPECT_EQ(csv_split(line).back(), has_outliers(r) ? "true" : "false");
   expect_same(record_from_fields(csv_split(line), "row 1"), r);
   std::getline(in, line);
   line.pop_back();
@@ -88,6 +90,32 @@ TEST(CsvWriter, HeaderIsTheContractAndRowsRoundTrip) {
   EXPECT_FALSE(back.busbw_GBps.has_value());
   EXPECT_FALSE(back.wrong.has_value());
   EXPECT_FALSE(std::getline(in, line));  // no commentary lines
+}
+
+// The `outliers` column and JSON key follow the rule of has_outliers: a mean above 1.5 x p50
+// or a p99 above 10 x p50.
+TEST(ResultRecordOutliers, ColumnAndKeyFlagNoisyCasesOnly) {
+  ResultRecord quiet = sample_record();
+  quiet.time_us = 10;
+  quiet.p50_us = 9;
+  quiet.p99_us = 20;
+  ResultRecord slow_mean = quiet;
+  slow_mean.time_us = 14;  // > 1.5 x 9
+  ResultRecord long_tail = quiet;
+  long_tail.p99_us = 91;  // > 10 x 9
+  EXPECT_EQ(record_fields(quiet).back(), "false");
+  EXPECT_EQ(record_fields(slow_mean).back(), "true");
+  EXPECT_EQ(record_fields(long_tail).back(), "true");
+  nlohmann::json j = slow_mean;
+  EXPECT_EQ(j["outliers"], true);
+  EXPECT_EQ(nlohmann::json(quiet)["outliers"], false);
+  // Read back from CSV with or without the later columns.
+  auto fields = record_fields(slow_mean);
+  EXPECT_EQ(record_from_fields(fields, "x").time_us, 14);
+  fields.pop_back();
+  EXPECT_EQ(record_from_fields(fields, "x").time_us, 14);
+  fields.pop_back();
+  EXPECT_EQ(record_from_fields(fields, "x").time_us, 14);
 }
 
 TEST(CsvSplit, Rfc4180Quoting) {
