@@ -1,5 +1,6 @@
 // `commbench run`: options -> plan -> runner per case -> records -> writers (rank 0).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <unistd.h>
 
@@ -38,6 +39,7 @@ struct Settings {
   SweepOptions sweep;
   RunnerOptions runner;
   std::vector<std::string> backends;
+  std::string backend_choice;  // why these backends, when -B was not given
   MemoryKind memory = MemoryKind::Host;
   double timeout = 300;
   int gpus = 1;
@@ -71,20 +73,14 @@ double bounded_seconds(const std::string& text, const char* what) {
   return v;
 }
 
+// The -B list, or the default with why it was chosen (`why` stays empty for -B).
 std::vector<std::string> resolve_backends(const std::string& requested, const LaunchInfo& launch,
-                                          const BackendOptions& bo) {
+                                          const BackendOptions& bo, std::string& why) {
   std::vector<std::string> names;
   if (requested.empty()) {
-    // nccl when a GPU is visible and NCCL loads, else mpi when launched by MPI, else gloo.
-    for (const char* preferred : {"nccl", "mpi", "gloo"}) {
-      const BackendEntry* e = find_backend(preferred);
-      if (!e || !why_unavailable(*e, bo).empty()) continue;
-      if (std::string(preferred) == "mpi" && launch.kind != LaunchInfo::Kind::Mpi) continue;
-      names.push_back(preferred);
-      break;
-    }
-    if (names.empty()) names.push_back("mpi");  // a build without Gloo re-executes under MPI
-    return names;
+    BackendChoice c = default_backends(launch, bo);
+    why = c.why;
+    return c.names;
   }
   for (const auto& n : split_list(requested)) {
     if (!find_backend(n)) {
@@ -228,7 +224,7 @@ int execute_run(const RunRequest& rq) {
   bo.dtypes = s.sweep.dtypes;
   bo.ops = s.sweep.ops;
   for (const auto& a : s.sweep.algorithms) bo.report_choice |= a == "default" || a == "all";
-  s.backends = resolve_backends(rq.backends, bo.launch, bo);
+  s.backends = resolve_backends(rq.backends, bo.launch, bo, s.backend_choice);
   check_gpu_options(rq, s);
 
   // No launcher: start the ranks (locally, or under the MPI launcher) and report their outcome.
@@ -328,6 +324,10 @@ int execute_run(const RunRequest& rq) {
     for (auto& b : backends) meta.libraries[b->name()] = b->library_detail();
     meta.environment = steering_environment();
     meta.launcher = launcher_facts(bo.launch);
+    if (!s.backend_choice.empty()) {
+      meta.backend_choice =
+          fmt::format("{} (no -B): {}", fmt::join(s.backends, ","), s.backend_choice);
+    }
     // Every rank's steering variables, so a job can tell whether all ranks saw the same settings.
     meta.environment_mismatch =
         environment_mismatches(control->allgather(nlohmann::json(meta.environment).dump()));

@@ -42,6 +42,31 @@ std::string backend_names() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& options) {
+  auto reason = [&](const char* name) {
+    const BackendEntry* e = find_backend(name);
+    return e ? why_unavailable(*e, options) : std::string("not in this build");
+  };
+  const bool mpi_can_start = launch.kind != LaunchInfo::Kind::Local;
+  BackendChoice c;
+  if (reason("nccl").empty()) {
+    c.names = {"nccl"};
+    c.why =
+        "a GPU is visible and NCCL loads (with a CUDA-aware MPI, -B nccl,mpi --memory device "
+        "puts MPI beside it)";
+    return c;
+  }
+  for (const char* name : {"mpi", "gloo"}) {
+    if (!reason(name).empty() || (std::string(name) == "mpi" && !mpi_can_start)) continue;
+    c.names.push_back(name);
+  }
+  if (c.names.empty()) c.names.push_back("mpi");
+  c.why = fmt::format("no GPU backend here (nccl: {}), so every CPU backend side by side",
+                      reason("nccl"));
+  if (!mpi_can_start) c.why = "ranks started by the local launcher run gloo only";
+  return c;
+}
+
 std::string why_unavailable(const BackendEntry& entry, const BackendOptions& options) {
   try {
     return entry.unavailable_reason(options);

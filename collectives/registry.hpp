@@ -45,6 +45,15 @@ struct BackendEntry {
 // reason instead.
 std::string why_unavailable(const BackendEntry& entry, const BackendOptions& options);
 
+// What runs without -B, and why (for the run's header): with a usable GPU, nccl; without one,
+// every CPU backend side by side (mpi, which re-executes under the MPI launcher when none started
+// this process, and gloo). Ranks of the local launcher can only run gloo.
+struct BackendChoice {
+  std::vector<std::string> names;
+  std::string why;
+};
+BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& options);
+
 const std::vector<BackendEntry>& backend_registry();
 const BackendEntry* find_backend(const std::string& name);
 std::string backend_names();  // "mpi, gloo, nccl" as built

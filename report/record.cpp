@@ -205,6 +205,7 @@ void to_json(json& j, const RunMeta& m) {
            {"launcher", m.launcher},
            {"topology", m.topology}};
   if (m.repetitions > 0) j["repetitions"] = m.repetitions;
+  if (!m.backend_choice.empty()) j["backend_choice"] = m.backend_choice;
   j["environment_mismatch"] = m.environment_mismatch;
   if (!m.env_failures.empty()) j["env_failures"] = m.env_failures;
 }
@@ -248,6 +249,9 @@ void from_json(const json& j, RunMeta& m) {
   // read so that nothing derived from a result file (compare, Markdown, gbench) repeats them.
   std::erase_if(m.environment, [](const auto& kv) { return secret_name(kv.first); });
   m.launcher = string_map("launcher");
+  if (auto it = j.find("backend_choice"); it != j.end() && it->is_string()) {
+    m.backend_choice = it->get<std::string>();
+  }
   m.environment_mismatch.clear();
   if (auto it = j.find("environment_mismatch"); it != j.end() && it->is_array()) {
     for (const auto& x : *it) {

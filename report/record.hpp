@@ -65,8 +65,10 @@ struct RunMeta {
   std::map<std::string, std::string> libraries;    // backend -> "name version"
   std::map<std::string, std::string> environment;  // communication-steering variables only
   std::map<std::string, std::string> launcher;     // "kind" and the job's SLURM_* shape
-  nlohmann::json topology;                         // summary, null when not probed
-  int repetitions = 0;  // `run --repeat N`: launches summarised; 0 for a single launch
+  // Without -B: the backends chosen and why, "mpi,gloo (no -B): no GPU backend here (...)".
+  std::string backend_choice;
+  nlohmann::json topology;  // summary, null when not probed
+  int repetitions = 0;      // `run --repeat N`: launches summarised; 0 for a single launch
   // Steering variables whose value differs between rank 0 and another rank (at most 20 lines).
   std::vector<std::string> environment_mismatch;
   // `tune --env`: combinations whose job failed, "LABEL: reason" (JSON only, when any).

@@ -62,6 +62,7 @@ class TableWriter : public Writer {
                         meta_.nnodes == 1 ? "" : "s");
     if (!meta_.hosts.empty()) out_ << fmt::format(" ({})", fmt::join(meta_.hosts, ","));
     out_ << "\n";
+    if (!meta_.backend_choice.empty()) out_ << "# backends " << meta_.backend_choice << "\n";
     if (meta_.repetitions > 1) {
       out_ << fmt::format("# every figure is the median over {} launches (--repeat)\n",
                           meta_.repetitions);

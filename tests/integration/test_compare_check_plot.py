@@ -314,9 +314,9 @@ def test_plot_refuses_bad_input():
 def test_end_to_end_run_compare_check_plot():
     d = tempdir()
     a, b = os.path.join(d, "a.json"), os.path.join(d, "b.json")
-    run(["run", "-c", "allreduce", "-e", "64K", "--output", a, "--output",
+    run(["run", "-B", "mpi", "-c", "allreduce", "-e", "64K", "--output", a, "--output",
          os.path.join(d, "a.gbench.json"), "--output", os.path.join(d, "a.md")], np=2, check=0)
-    run(["run", "-c", "allreduce", "-e", "64K", "--output", b], np=2, check=0)
+    run(["run", "-B", "mpi", "-c", "allreduce", "-e", "64K", "--output", b], np=2, check=0)
 
     doc_a = json.load(open(a))
     gbench = json.load(open(os.path.join(d, "a.gbench.json")))

@@ -49,7 +49,7 @@ def test_secret_variables_never_written_whatever_their_case():
     d = tempdir()
     outs = [os.path.join(d, n) for n in ("r.json", "r.gbench.json", "r.md", "r.jsonl", "r.csv")]
     env = dict(SECRETS, NCCL_DEBUG_SUBSYS="INIT")  # a steering variable that is kept
-    args = ["run"] + QUICK + ["--format", "json"]
+    args = ["run", "-B", "gloo"] + QUICK + ["--format", "json"]
     for o in outs:
         args += ["--output", o]
     p = run(args, env=env, check=0)
@@ -80,7 +80,7 @@ def test_jsonl_through_a_link_to_dev_full_fails_naming_the_file():
     d = tempdir()
     out = os.path.join(d, "x.jsonl")
     os.symlink("/dev/full", out)
-    p = run(["run", "-c", "allreduce,broadcast", "-e", "1K", "--min-time", "0.002",
+    p = run(["run", "-B", "gloo", "-c", "allreduce,broadcast", "-e", "1K", "--min-time", "0.002",
              "--output", out])
     expect(p, 1, f"cannot write '{out}'", "No space left on device")
     assert sorted(os.listdir(d)) == ["x.jsonl"] and os.path.islink(out)
@@ -90,7 +90,7 @@ def test_jsonl_through_a_link_to_dev_full_fails_naming_the_file():
 def test_stdout_on_dev_full_fails():
     with open("/dev/full", "w") as full:
         for fmt in ("table", "csv", "json"):
-            p = subprocess.run([COMMBENCH, "run"] + QUICK + ["--format", fmt], stdout=full,
+            p = subprocess.run([COMMBENCH, "run", "-B", "gloo"] + QUICK + ["--format", fmt], stdout=full,
                                stderr=subprocess.PIPE, text=True, timeout=120)
             expect(p, 1, "cannot write standard output", "No space left on device")
         for args in (["list", "collectives"], ["version"], ["--version"]):
@@ -113,7 +113,7 @@ def test_full_file_system_keeps_whole_jsonl_records_and_no_partial_files():
     d = small_tmpfs()
     try:
         jsonl, csv = os.path.join(d, "x.jsonl"), os.path.join(d, "x.csv")
-        p = run(["run", "-c", "allreduce,allgather,broadcast,reduce,alltoall", "-b", "8",
+        p = run(["run", "-B", "gloo", "-c", "allreduce,allgather,broadcast,reduce,alltoall", "-b", "8",
                  "-e", "64K", "-f", "2", "--min-time", "0.002", "--output", jsonl])
         expect(p, 1, f"cannot write '{jsonl}'", "No space left on device")
         text = open(jsonl).read()
@@ -127,7 +127,7 @@ def test_full_file_system_keeps_whole_jsonl_records_and_no_partial_files():
                 f.write(b"x" * 8192)
             except OSError:
                 pass
-        p = run(["run", "-c", "allreduce,allgather", "-e", "64K", "--min-time", "0.002",
+        p = run(["run", "-B", "gloo", "-c", "allreduce,allgather", "-e", "64K", "--min-time", "0.002",
                  "--output", csv])
         expect(p, 1, f"cannot write '{csv}'", "No space left on device")
         assert sorted(os.listdir(d)) == ["filler"], os.listdir(d)
@@ -144,7 +144,7 @@ def test_full_tmpdir_names_the_rendezvous_directory():
                 f.write(b"x" * 16384)
             except OSError:
                 pass
-        p = run(["run"] + QUICK, env={"TMPDIR": d})
+        p = run(["run", "-B", "gloo"] + QUICK, env={"TMPDIR": d})
         expect(p, 1, "cannot write the rendezvous directory", d, "No space left on device")
         assert os.listdir(d) == ["filler"], os.listdir(d)
     finally:
@@ -167,7 +167,7 @@ def output_args(paths):
 
 def test_no_temporary_files_after_timeout():
     d = tempdir()
-    p = run(["run", "-c", "allreduce", "-e", "64", "--timeout", "2"] + output_args(outputs_in(d)),
+    p = run(["run", "-B", "gloo", "-c", "allreduce", "-e", "64", "--timeout", "2"] + output_args(outputs_in(d)),
             env={"COMMBENCH_TEST_FAULT": "hang:1"})
     expect(p, 4, "timeout")
     assert os.listdir(d) == [], os.listdir(d)
@@ -176,7 +176,7 @@ def test_no_temporary_files_after_timeout():
 
 def test_no_temporary_files_after_rank_0_dies():
     d = tempdir()
-    p = run(["run", "-c", "allreduce", "-e", "64"] + output_args(outputs_in(d)),
+    p = run(["run", "-B", "gloo", "-c", "allreduce", "-e", "64"] + output_args(outputs_in(d)),
             env={"COMMBENCH_TEST_FAULT": "die:0"})
     assert p.returncode == 1, p.stderr
     assert os.listdir(d) == [], os.listdir(d)
@@ -187,7 +187,7 @@ def test_no_temporary_files_after_an_interrupt():
     d = tempdir()
     for sig in (signal.SIGINT, signal.SIGTERM):
         env = dict(os.environ, COMMBENCH_TEST_FAULT="hang:1")
-        proc = subprocess.Popen([COMMBENCH, "run", "-c", "allreduce", "-e", "64", "--timeout",
+        proc = subprocess.Popen([COMMBENCH, "run", "-B", "gloo", "-c", "allreduce", "-e", "64", "--timeout",
                                  "60"] + output_args(outputs_in(d)),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         deadline = time.time() + 60
@@ -209,7 +209,7 @@ def test_values_out_of_range_are_usage_errors():
              (["--timeout", "9223372036"], "--timeout"), (["--min-time", "1e12"], "--min-time"),
              (["-w", "4000000000"], "--warmup"), (["-n", "4000000000"], "--iters")]
     for args, says in cases:
-        p = run(["run", "-c", "allreduce", "-e", "64"] + args, timeout=60)
+        p = run(["run", "-B", "gloo", "-c", "allreduce", "-e", "64"] + args, timeout=60)
         expect(p, 2, says)
         assert len(p.stderr.strip().splitlines()) == 1, p.stderr
 
@@ -227,7 +227,7 @@ def test_output_paths_that_cannot_be_written_are_refused_up_front():
              (["--output", twice, "--output", os.path.join(d, ".", "r.csv")], "same file")]
     for args, says in cases:
         start = time.time()
-        p = run(["run", "-c", "allreduce", "-e", "64"] + args, timeout=60)
+        p = run(["run", "-B", "gloo", "-c", "allreduce", "-e", "64"] + args, timeout=60)
         expect(p, 2, says)
         assert time.time() - start < 5, "refused only after running"
     assert sorted(os.listdir(d)) == ["dir.csv", "ro.csv"], os.listdir(d)
@@ -240,7 +240,7 @@ def test_an_output_link_is_written_through():
     target, link = os.path.join(d, "target.csv"), os.path.join(d, "link.csv")
     open(target, "w").write("old\n")
     os.symlink("target.csv", link)
-    run(["run"] + QUICK + ["--output", link], check=0)
+    run(["run", "-B", "gloo"] + QUICK + ["--output", link], check=0)
     assert os.path.islink(link) and os.readlink(link) == "target.csv"
     assert open(target).read().startswith("backend,"), open(target).read()
     assert sorted(os.listdir(d)) == ["link.csv", "target.csv"]
@@ -254,7 +254,7 @@ def test_memory_check_counts_every_buffer_of_every_rank_on_the_host():
             avail = int(line.split()[1]) * 1024
     size = avail // 3 // 4096 * 4096  # one buffer fits, 2 ranks x (send + receive) do not
     start = time.time()
-    p = run(["run", "-c", "allreduce", "-b", str(size), "-e", str(size), "-n", "1", "-w", "0"],
+    p = run(["run", "-B", "gloo", "-c", "allreduce", "-b", str(size), "-e", str(size), "-n", "1", "-w", "0"],
             timeout=120)
     expect(p, 2, "cannot allocate host buffers", "2 ranks on this host")
     assert time.time() - start < 30, "refused only after allocating"
@@ -286,7 +286,7 @@ def test_a_bad_nccl_library_matters_only_where_nccl_is_used():
     p = run(["list", "backends"], env=env, check=0)
     assert "nccl" in p.stdout and "unavailable" in p.stdout, p.stdout
     run(["list", "algorithms"], env=env, check=0)
-    p = run(["run"] + QUICK + ["--format", "csv"], env=env, check=0)
+    p = run(["run", "-B", "gloo"] + QUICK + ["--format", "csv"], env=env, check=0)
     assert "gloo" in p.stdout
     p = run(["run", "-B", "nccl"] + QUICK, env=env)
     expect(p, 2, "/etc/passwd")
@@ -305,7 +305,7 @@ def no_launcher_chatter(p):
 
 
 def test_a_dead_rank_is_named_first_local_launcher():
-    p = run(["run", "-c", "allreduce", "-e", "64K", "--min-time", "0.02"],
+    p = run(["run", "-B", "gloo", "-c", "allreduce", "-e", "64K", "--min-time", "0.02"],
             env={"COMMBENCH_TEST_FAULT": "die:1"})
     expect(p, 1, "rank 1 was killed by signal 9 (Killed)")
 
@@ -364,7 +364,7 @@ def test_failed_mpi_runs_leave_no_temporary_files():
 def test_ranks_are_named_commbench_in_ps():
     d = tempdir()
     env = dict(os.environ, COMMBENCH_TEST_FAULT="hang:1")
-    proc = subprocess.Popen([COMMBENCH, "run", "-c", "allreduce", "-e", "64", "--timeout", "60",
+    proc = subprocess.Popen([COMMBENCH, "run", "-B", "gloo", "-c", "allreduce", "-e", "64", "--timeout", "60",
                              "--output", os.path.join(d, "r.csv")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.time() + 60
@@ -403,11 +403,31 @@ def test_table_ends_with_a_summary_per_backend_and_algorithm():
     p = run(["run", "-c", "allreduce,broadcast", "-b", "512K", "-e", "2M", "--min-time", "0.002"],
             check=0)
     lines = [l for l in p.stdout.splitlines() if l.startswith("# summary ")]
-    assert len(lines) == 1, p.stdout
+    assert len(lines) == 2, p.stdout  # mpi and gloo side by side without a GPU
     import re
-    assert re.match(r"# summary gloo/default: peak busbw \(GB/s\) allreduce [0-9.]+, "
-                    r"broadcast [0-9.]+; avg busbw >= 1 MiB [0-9.]+ GB/s; #wrong 0$",
-                    lines[0]), lines[0]
+    for backend, line in zip(["mpi", "gloo"], lines):
+        assert re.match(rf"# summary {backend}/default: peak busbw \(GB/s\) allreduce [0-9.]+, "
+                        r"broadcast [0-9.]+; avg busbw >= 1 MiB [0-9.]+ GB/s; #wrong 0$",
+                        line), line
+
+
+def test_default_backends_are_every_cpu_backend_and_the_header_says_why():
+    listing = run(["list", "backends"], check=0).stdout.splitlines()
+    if any(line.split()[:2] == ["nccl", "available"] for line in listing):
+        raise Skip("a GPU is usable here: the default is nccl")
+    out = os.path.join(tempdir(), "r.json")
+    p = run(["run", "-c", "allreduce", "-e", "1K", "--min-time", "0.002", "--output", out],
+            check=0)
+    assert p.returncode == 0, p.stderr
+    header = p.stdout.splitlines()[1]
+    assert header.startswith("# backends mpi,gloo (no -B): no GPU backend here (nccl: "), header
+    assert header.endswith("so every CPU backend side by side"), header
+    doc = json.load(open(out))
+    assert {r["backend"] for r in doc["results"]} == {"mpi", "gloo"}, doc["results"]
+    assert doc["meta"]["backend_choice"] == header[len("# backends "):], doc["meta"]
+    # With -B, what was asked for runs, and the header has no such line.
+    p = run(["run", "-B", "gloo", "-c", "allreduce", "-e", "64", "--min-time", "0.002"], check=0)
+    assert "# backends" not in p.stdout, p.stdout
 
 
 def test_every_record_says_whether_it_had_outliers():
@@ -459,4 +479,5 @@ if __name__ == "__main__":
           test_readme_setup_commands_work_as_root_without_sudo,
           test_table_ends_with_a_summary_per_backend_and_algorithm,
           test_every_record_says_whether_it_had_outliers,
+          test_default_backends_are_every_cpu_backend_and_the_header_says_why,
           test_top_level_version_flag])

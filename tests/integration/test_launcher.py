@@ -53,7 +53,7 @@ def assert_clean(tmpdir):
 
 def test_run_without_mpirun_starts_local_ranks():
     d = fresh_tmpdir()
-    p = launch(["run", "-N", "3", "-c", "allreduce,broadcast", "-e", "1K", "-f", "16",
+    p = launch(["run", "-B", "gloo", "-N", "3", "-c", "allreduce,broadcast", "-e", "1K", "-f", "16",
                 "--format", "csv", "--min-time", "0.002"], d, check=0)
     rows = parse_csv(p.stdout)
     assert rows and {r["backend"] for r in rows} == {"gloo"}, p.stdout
@@ -64,7 +64,7 @@ def test_run_without_mpirun_starts_local_ranks():
 
 def test_default_is_two_local_gloo_ranks():
     d = fresh_tmpdir()
-    p = launch(["run", "-c", "allreduce", "-e", "64", "--format", "csv", "--min-time", "0.002"],
+    p = launch(["run", "-B", "gloo", "-c", "allreduce", "-e", "64", "--format", "csv", "--min-time", "0.002"],
                d, check=0)
     rows = parse_csv(p.stdout)
     assert {(r["backend"], r["nranks"]) for r in rows} == {("gloo", "2")}, rows
@@ -74,7 +74,7 @@ def test_default_is_two_local_gloo_ranks():
 def test_only_rank_0_writes():
     d = fresh_tmpdir()
     out = os.path.join(d, "..", os.path.basename(d) + "-r.csv")
-    p = launch(["run", "-N", "4", "-c", "barrier", "--output", out], d, check=0)
+    p = launch(["run", "-B", "gloo", "-N", "4", "-c", "barrier", "--output", out], d, check=0)
     assert p.stdout.count("# commbench") == 1, p.stdout  # one table, from rank 0
     assert len(open(out).read().splitlines()) == 2
     os.remove(out)
@@ -87,7 +87,7 @@ def test_a_dying_rank_is_named_and_ends_the_run_with_1():
     watchdog = 120
     d = fresh_tmpdir()
     start = time.monotonic()
-    p = launch(["run", "-N", "3", "-c", "allreduce", "-e", "64K", "--timeout", str(watchdog)], d,
+    p = launch(["run", "-B", "gloo", "-N", "3", "-c", "allreduce", "-e", "64K", "--timeout", str(watchdog)], d,
                {"COMMBENCH_TEST_FAULT": "die:1"}, timeout=2 * watchdog)
     elapsed = time.monotonic() - start
     assert p.returncode == 1, (p.returncode, p.stderr)
@@ -100,7 +100,7 @@ def test_a_dying_rank_is_named_and_ends_the_run_with_1():
 def test_validation_failure_keeps_exit_3_and_the_results():
     d = fresh_tmpdir()
     out = os.path.join(d, "..", os.path.basename(d) + "-r.jsonl")
-    p = launch(["run", "-N", "2", "-c", "allreduce", "-e", "1K", "--format", "csv",
+    p = launch(["run", "-B", "gloo", "-N", "2", "-c", "allreduce", "-e", "1K", "--format", "csv",
                 "--output", out], d, {"COMMBENCH_TEST_FAULT": "corrupt:1"})
     assert p.returncode == 3, (p.returncode, p.stderr)
     assert "validation failed" in p.stderr and "rank" not in p.stderr, p.stderr
@@ -112,7 +112,7 @@ def test_validation_failure_keeps_exit_3_and_the_results():
 
 def test_hang_keeps_exit_4():
     d = fresh_tmpdir()
-    args = ["run", "-N", "2", "-c", "barrier,allreduce", "-e", "64"]
+    args = ["run", "-B", "gloo", "-N", "2", "-c", "barrier,allreduce", "-e", "64"]
     t = timeout_beyond_startup(args + ["-n", "1", "-w", "0"], env={"TMPDIR": d})
     p = launch(args + ["--timeout", str(t)], d, {"COMMBENCH_TEST_FAULT": "hang:1"},
                timeout=10 * t + 60)
@@ -125,8 +125,8 @@ def test_bad_input_is_reported_once_before_any_rank_starts():
     d = fresh_tmpdir()
     for args, words in [(["-N", "0"], "--nranks"), (["-N", "two"], "--nranks"),
                         (["-N", "5000"], "at most 1024"),
-                        (["-B", "gloo", "--gloo-iface", "nonexistent0"], "unknown --gloo-iface")]:
-        p = launch(["run", "-c", "barrier"] + args, d, check=2)
+                        (["--gloo-iface", "nonexistent0"], "unknown --gloo-iface")]:
+        p = launch(["run", "-B", "gloo", "-c", "barrier"] + args, d, check=2)
         lines = [l for l in p.stderr.splitlines() if l.strip()]
         assert len(lines) == 1 and words in lines[0], (args, p.stderr)
     assert_clean(d)
@@ -135,7 +135,8 @@ def test_bad_input_is_reported_once_before_any_rank_starts():
 def start_long_run(tmpdir, nranks):
     """A launcher running `nranks` ranks for long enough to be interrupted, once they all run."""
     env = dict(os.environ, TMPDIR=tmpdir, CUDA_VISIBLE_DEVICES="")
-    proc = subprocess.Popen([COMMBENCH, "run", "-N", str(nranks), "-c", "allreduce", "-b", "1M",
+    proc = subprocess.Popen([COMMBENCH, "run", "-B", "gloo", "-N", str(nranks), "-c", "allreduce",
+                             "-b", "1M",
                              "-e", "1M", "--min-time", "30"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120  # a wait, not a limit under test
@@ -184,7 +185,7 @@ def test_jsonl_keeps_every_finished_case_when_the_run_is_killed():
     env = dict(os.environ, TMPDIR=d, CUDA_VISIBLE_DEVICES="")
     # 9 sizes of 50 iterations each, up to 64 MiB: seconds of work after the first records, and
     # fewer records in all than a stream buffer holds, so only a flush can show them early.
-    args = ["run", "-N", "2", "-c", "allreduce", "-b", "1K", "-e", "64M", "-f", "4", "-n", "50",
+    args = ["run", "-B", "gloo", "-N", "2", "-c", "allreduce", "-b", "1K", "-e", "64M", "-f", "4", "-n", "50",
             "-w", "1", "--format", "csv", "--output", out]
     proc = subprocess.Popen([COMMBENCH] + args, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
@@ -225,7 +226,7 @@ def test_mpi_backend_reexecutes_under_the_mpi_launcher():
 
 
 def test_rank_count_must_match_the_launcher():
-    p = run(["run", "-N", "3", "-c", "barrier"], np=2, check=2)
+    p = run(["run", "-B", "gloo", "-N", "3", "-c", "barrier"], np=2, check=2)
     assert "-N 3 conflicts with the 2 ranks" in p.stderr, p.stderr
 
 

@@ -48,7 +48,7 @@ def check_rows(rows, nranks):
 def all_collectives_at(n):
     if n > MAX_RANKS:
         raise Skip(f"{n} ranks need oversubscription, which this MPI cannot do usefully")
-    p = run(["run", "-b", "8", "-e", "64K", "-f", "8", "--placement", "both", "--format", "csv",
+    p = run(["run", "-B", "mpi", "-b", "8", "-e", "64K", "-f", "8", "--placement", "both", "--format", "csv",
              "--min-time", "0.005"], np=n, check=0)
     rows = parse_csv(p.stdout)
     assert check_rows(rows, n) == set(COLLECTIVES)
@@ -73,7 +73,7 @@ def test_all_collectives_4_ranks():
 
 
 def test_every_dtype_and_op_validated():
-    p = run(["run", "-c", "allreduce,reduce_scatter,reduce", "-d", "all", "-o", "all", "-b", "64",
+    p = run(["run", "-B", "mpi", "-c", "allreduce,reduce_scatter,reduce", "-d", "all", "-o", "all", "-b", "64",
              "-e", "4K", "-f", "8", "--format", "csv", "-n", "3", "-w", "1"], np=2, check=0)
     rows = parse_csv(p.stdout)
     check_rows(rows, 2)
@@ -83,7 +83,7 @@ def test_every_dtype_and_op_validated():
 
 
 def test_all_roots_and_odd_sizes_at_3_ranks():
-    p = run(["run", "-c", "broadcast,reduce,gather,scatter", "-r", "all", "-b", "12", "-e", "1000",
+    p = run(["run", "-B", "mpi", "-c", "broadcast,reduce,gather,scatter", "-r", "all", "-b", "12", "-e", "1000",
              "-i", "196", "--placement", "both", "-d", "int32,double", "--format", "csv", "-n", "2",
              "-w", "1"], np=3, check=0)
     rows = parse_csv(p.stdout)
@@ -92,14 +92,14 @@ def test_all_roots_and_odd_sizes_at_3_ranks():
 
 
 def test_fixed_iterations():
-    p = run(["run", "-c", "allreduce", "-e", "1K", "-n", "7", "-w", "0", "--format", "csv"], np=2, check=0)
+    p = run(["run", "-B", "mpi", "-c", "allreduce", "-e", "1K", "-n", "7", "-w", "0", "--format", "csv"], np=2, check=0)
     assert {r["iters"] for r in parse_csv(p.stdout)} == {"7"}
 
 
 def test_json_jsonl_csv_outputs_agree():
     d = tempdir()
     out = [os.path.join(d, f) for f in ("r.json", "r.csv", "r.jsonl")]
-    args = ["run", "-c", "allreduce,barrier,alltoall", "-e", "4K", "--min-time", "0.005"]
+    args = ["run", "-B", "mpi", "-c", "allreduce,barrier,alltoall", "-e", "4K", "--min-time", "0.005"]
     for o in out:
         args += ["--output", o]
     # Secret-looking names, with and without a steering prefix: none may reach any file.
@@ -134,7 +134,7 @@ def test_json_jsonl_csv_outputs_agree():
 
 
 def test_json_to_stdout():
-    p = run(["run", "-c", "sendrecv", "-e", "256", "--format", "json"], np=2, check=0)
+    p = run(["run", "-B", "mpi", "-c", "sendrecv", "-e", "256", "--format", "json"], np=2, check=0)
     doc = json.loads(p.stdout)
     assert [r["collective"] for r in doc["results"]] == ["sendrecv"] * 6
 
@@ -152,35 +152,35 @@ def expect_usage_error(args, needle, np=None):
 
 
 def test_bad_input_exit_2():
-    expect_usage_error(["run", "-c", "allreduc"], "unknown collective 'allreduc'")
-    expect_usage_error(["run", "-b", "12Q"], "--min-bytes")
-    expect_usage_error(["run", "-b", "1M", "-e", "1K"], "larger than --max-bytes")
-    expect_usage_error(["run", "-d", "float,quad"], "unknown dtype 'quad'")
-    expect_usage_error(["run", "-o", "xor"], "unknown op 'xor'")
-    expect_usage_error(["run", "--placement", "up"], "--placement")
-    expect_usage_error(["run", "-n", "0"], "--iters")
-    expect_usage_error(["run", "-w", "-3"], "--warmup")
-    expect_usage_error(["run", "--timeout", "-1"], "--timeout")
-    expect_usage_error(["run", "--min-time", "zero"], "--min-time")
-    expect_usage_error(["run", "--format", "yaml"], "unknown format 'yaml'")
+    expect_usage_error(["run", "-B", "mpi", "-c", "allreduc"], "unknown collective 'allreduc'")
+    expect_usage_error(["run", "-B", "mpi", "-b", "12Q"], "--min-bytes")
+    expect_usage_error(["run", "-B", "mpi", "-b", "1M", "-e", "1K"], "larger than --max-bytes")
+    expect_usage_error(["run", "-B", "mpi", "-d", "float,quad"], "unknown dtype 'quad'")
+    expect_usage_error(["run", "-B", "mpi", "-o", "xor"], "unknown op 'xor'")
+    expect_usage_error(["run", "-B", "mpi", "--placement", "up"], "--placement")
+    expect_usage_error(["run", "-B", "mpi", "-n", "0"], "--iters")
+    expect_usage_error(["run", "-B", "mpi", "-w", "-3"], "--warmup")
+    expect_usage_error(["run", "-B", "mpi", "--timeout", "-1"], "--timeout")
+    expect_usage_error(["run", "-B", "mpi", "--min-time", "zero"], "--min-time")
+    expect_usage_error(["run", "-B", "mpi", "--format", "yaml"], "unknown format 'yaml'")
     expect_usage_error(["run", "-B", "carrier-pigeon"], "unknown backend")
-    expect_usage_error(["run", "--frobnicate"], "frobnicate")
-    expect_usage_error(["run", "-f", "1"], "--step-factor")
+    expect_usage_error(["run", "-B", "mpi", "--frobnicate"], "frobnicate")
+    expect_usage_error(["run", "-B", "mpi", "-f", "1"], "--step-factor")
     p = run(["list", "sandwiches"])
     assert p.returncode == 2 and "unknown list 'sandwiches'" in p.stderr, p.stderr
-    p = run(["run", "--output", "/tmp/results.xlsx"])
+    p = run(["run", "-B", "mpi", "--output", "/tmp/results.xlsx"])
     assert p.returncode == 2 and "extension" in p.stderr, p.stderr
 
 
 def test_bad_input_under_mpirun():
-    expect_usage_error(["run", "-c", "broadcast", "-r", "5"], "--root 5 is out of range", np=2)
-    expect_usage_error(["run", "-c", "allreduce", "-b", "1T", "-e", "1T"], "cannot allocate", np=2)
+    expect_usage_error(["run", "-B", "mpi", "-c", "broadcast", "-r", "5"], "--root 5 is out of range", np=2)
+    expect_usage_error(["run", "-B", "mpi", "-c", "allreduce", "-b", "1T", "-e", "1T"], "cannot allocate", np=2)
 
 
 def test_corrupted_result_is_caught():
     d = tempdir()
     out = os.path.join(d, "r.jsonl")
-    p = run(["run", "-c", "allreduce,alltoall", "-e", "1K", "--format", "csv", "--output", out],
+    p = run(["run", "-B", "mpi", "-c", "allreduce,alltoall", "-e", "1K", "--format", "csv", "--output", out],
             np=2, env={"COMMBENCH_TEST_FAULT": "corrupt:1"})
     assert p.returncode == 3, (p.returncode, p.stderr)
     rows = parse_csv(p.stdout)
@@ -190,7 +190,7 @@ def test_corrupted_result_is_caught():
 
 
 def test_no_check_leaves_wrong_empty():
-    p = run(["run", "-c", "allreduce", "-e", "1K", "--no-check", "--format", "csv"], np=2,
+    p = run(["run", "-B", "mpi", "-c", "allreduce", "-e", "1K", "--no-check", "--format", "csv"], np=2,
             env={"COMMBENCH_TEST_FAULT": "corrupt:1"}, check=0)
     assert {r["wrong"] for r in parse_csv(p.stdout)} == {""}
 
@@ -198,7 +198,7 @@ def test_no_check_leaves_wrong_empty():
 def test_hang_ends_at_timeout_with_exit_4():
     d = tempdir()
     out = os.path.join(d, "r.jsonl")
-    args = ["run", "-c", "barrier,allreduce", "-e", "64K"]
+    args = ["run", "-B", "mpi", "-c", "barrier,allreduce", "-e", "64K"]
     t = timeout_beyond_startup(args + ["-n", "1", "-w", "0"], np=2)
     p = run(args + ["--timeout", str(t), "--output", out], np=2,
             env={"COMMBENCH_TEST_FAULT": "hang:1"}, timeout=10 * t + 60)
