@@ -291,8 +291,15 @@ def test_plot_time_metric_one_collective():
     text = open(svg).read()
     assert "time per operation (log scale)" in text and ">allreduce latency</text>" in text
     assert ">broadcast</text>" not in text
-    _, _, rows = render(svg)
+    width, _, rows = render(svg)
     assert png_pixels.has_colour(rows, BLUE) > 100
+    # One panel: the canvas is sized to it (no empty half), and widens for a long title.
+    assert width <= 700, width
+    title = "allreduce latency on the acceptance cluster, nightly build, 16 nodes, 8 GPUs each"
+    run(["plot", data("base.csv"), "-o", svg, "--collective", "allreduce", "--title", title],
+        check=0)
+    assert f">{title}</text>" in open(svg).read()
+    assert render(svg)[0] > width + 100, render(svg)[0]
 
 
 def test_plot_refuses_bad_input():
