@@ -127,6 +127,30 @@ bool mpich_minor_version_ok(const std::string& library) {
   return m[1].str() == "4" && m[2].str() == "0";
 }
 
+// MPICH 4.0: the algorithm and device CVAR handles and their values at start, looked up once.
+// False for other MPIs.
+bool mpich_state_ready() {
+  static const bool ready = [] {
+    const std::string library = library_version();
+    if (flavor_of(library) != MpiFlavor::Mpich || !mpich_minor_version_ok(library) ||
+        !mpit_ready()) {
+      return false;
+    }
+    State& st = state();
+    for (const auto& ci : all_collectives()) {
+      const std::size_t i = slot(ci.id);
+      st.algorithm[i] = find_cvar(mpich_algorithm_variable(ci.id));
+      st.device[i] = find_cvar(mpich_device_variable(ci.id));
+      auto v = read_int(st.algorithm[i]);
+      if (!v) continue;
+      st.initial[i] = st.current[i] = *v;
+      st.initial_device[i] = read_int(st.device[i]).value_or(1);
+    }
+    return true;
+  }();
+  return ready;
+}
+
 }  // namespace
 
 void prepare_algorithm_environment() {
@@ -179,15 +203,10 @@ AlgorithmSelector::AlgorithmSelector() {
     }
     // Never let MPICH quietly run another algorithm than the one forced: error (0).
     write_int(find_cvar("MPIR_CVAR_COLLECTIVE_FALLBACK"), 0);
+    mpich_state_ready();
     for (const auto& ci : all_collectives()) {
       const std::size_t i = slot(ci.id);
-      st.algorithm[i] = find_cvar(mpich_algorithm_variable(ci.id));
-      st.device[i] = find_cvar(mpich_device_variable(ci.id));
-      auto v = read_int(st.algorithm[i]);
-      if (!v) continue;
-      st.initial[i] = st.current[i] = *v;
-      st.initial_device[i] = read_int(st.device[i]).value_or(1);
-      names_[i] = mpich_known_algorithms(ci.id);
+      if (st.algorithm[i]) names_[i] = mpich_known_algorithms(ci.id);
     }
     return;
   }
@@ -263,6 +282,32 @@ void restore_default_algorithms() {
     st.current[i] = st.initial[i];
   }
   st.mpich_forced = false;
+}
+
+ControlAlgorithms::ControlAlgorithms() {
+  if (!mpich_state_ready()) return;
+  State& st = state();
+  for (std::size_t i = 0; i < kCollectives; ++i) {
+    auto algorithm = read_int(st.algorithm[i]);
+    auto device = read_int(st.device[i]);
+    if (!algorithm || (*algorithm == 0 && device.value_or(1) == 1)) {
+      saved_.emplace_back(-1, -1);
+      continue;
+    }
+    saved_.emplace_back(*algorithm, device.value_or(-1));
+    write_int(st.algorithm[i], 0);  // auto
+    if (device) write_int(st.device[i], 1);
+  }
+}
+
+ControlAlgorithms::~ControlAlgorithms() {
+  State& st = state();
+  for (std::size_t i = 0; i < saved_.size(); ++i) {
+    auto [algorithm, device] = saved_[i];
+    if (algorithm < 0) continue;
+    write_int(st.algorithm[i], algorithm);
+    if (device >= 0) write_int(st.device[i], device);
+  }
 }
 
 }  // namespace cb::mpi

@@ -10,7 +10,9 @@
 // an algorithm writes it right before its own calls (activate()), with the collective routed
 // past the device layer (MPIR_CVAR_<COLL>_DEVICE_COLLECTIVE=0) so the CVAR decides, and
 // MPIR_CVAR_COLLECTIVE_FALLBACK=error so MPICH never substitutes another algorithm. The control
-// channel puts everything back (restore_default_algorithms()) before its own collectives.
+// channel's own collectives run MPICH's automatic choice (ControlAlgorithms), whatever a forced
+// algorithm or the environment (`tune --env MPIR_CVAR_...`) set: a forced algorithm may refuse a
+// control message's count.
 #pragma once
 
 #include <mpi.h>
@@ -61,5 +63,18 @@ class AlgorithmSelector {
 void activate(const MpichChoice& choice);
 // MPICH: puts every algorithm forced by activate() back as found at start.
 void restore_default_algorithms();
+
+// MPICH: for its lifetime, every collective runs MPICH's automatic choice through the device
+// layer; afterwards the values in force before come back. Nothing for other MPIs.
+class ControlAlgorithms {
+ public:
+  ControlAlgorithms();
+  ~ControlAlgorithms();
+  ControlAlgorithms(const ControlAlgorithms&) = delete;
+  ControlAlgorithms& operator=(const ControlAlgorithms&) = delete;
+
+ private:
+  std::vector<std::pair<int, int>> saved_;  // per collective: algorithm, device (-1: untouched)
+};
 
 }  // namespace cb::mpi

@@ -25,11 +25,11 @@ class MpiControl : public Control {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   void barrier() override {
-    restore_default_algorithms();  // control collectives never run a forced MPICH algorithm
+    ControlAlgorithms automatic;  // MPICH's own choice, whatever was forced
     check(MPI_Barrier(comm_), "MPI_Barrier (control)");
   }
   void max(double* v, std::size_t n) override {
-    restore_default_algorithms();  // control collectives never run a forced MPICH algorithm
+    ControlAlgorithms automatic;  // MPICH's own choice, whatever was forced
     for (std::size_t done = 0; done < n;) {
       int chunk = static_cast<int>(std::min<std::size_t>(n - done, INT_MAX / 2));
       check(MPI_Allreduce(MPI_IN_PLACE, v + done, chunk, MPI_DOUBLE, MPI_MAX, comm_),
@@ -38,12 +38,12 @@ class MpiControl : public Control {
     }
   }
   void sum(std::uint64_t* v, std::size_t n) override {
-    restore_default_algorithms();  // control collectives never run a forced MPICH algorithm
+    ControlAlgorithms automatic;  // MPICH's own choice, whatever was forced
     check(MPI_Allreduce(MPI_IN_PLACE, v, static_cast<int>(n), MPI_UINT64_T, MPI_SUM, comm_),
           "MPI_Allreduce (control)");
   }
   std::vector<std::string> allgather(const std::string& mine) override {
-    restore_default_algorithms();  // control collectives never run a forced MPICH algorithm
+    ControlAlgorithms automatic;  // MPICH's own choice, whatever was forced
     int len = static_cast<int>(mine.size());
     std::vector<int> lens(static_cast<std::size_t>(size_)), offs(static_cast<std::size_t>(size_));
     check(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_), "MPI_Allgather");
