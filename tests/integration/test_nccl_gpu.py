@@ -169,8 +169,28 @@ def test_version_and_meta_name_the_compute_capability():
     assert "compute capability " in json.load(open(out))["meta"]["libraries"]["nccl"]
 
 
+def test_an_nccl_environment_grid_reaches_every_rank():
+    # NCCL_BUFFSIZE is read once per process: each value a fresh job, checked from the meta of
+    # each job (mismatching ranks would be recorded as a failed combination).
+    require_gpus(1)
+    out = os.path.join(tempdir(), "grid.json")
+    emit = os.path.join(tempdir(), "best.env")
+    p = run(["tune", "-B", "nccl", "-c", "allreduce", "-b", "1M", "-e", "64M", "-f", "8",
+             "--min-time", "0.02", "--env", "NCCL_BUFFSIZE=1048576,8388608", "--output", out,
+             "--emit-env", emit], check=0)
+    assert p.returncode == 0, p.stderr
+    doc = json.load(open(out))
+    envs = {r["env"] for r in doc["results"]}
+    assert envs == {"", "NCCL_BUFFSIZE=1048576", "NCCL_BUFFSIZE=8388608"}, envs
+    assert all(r["wrong"] == 0 for r in doc["results"]), doc["results"]
+    assert not doc["meta"].get("env_failures"), doc["meta"]
+    assert "the environment combination and algorithm to use" in p.stdout, p.stdout
+    assert os.path.getsize(emit) > 0
+
+
 if __name__ == "__main__":
-    main([test_full_sweep_at_one_rank_validates,
+    main([test_an_nccl_environment_grid_reaches_every_rank,
+          test_full_sweep_at_one_rank_validates,
           test_large_sizes_validate_at_memory_speed,
           test_forced_algorithms_run_validated_or_are_skipped_with_a_reason,
           test_several_gpus_per_process_and_what_nccl_chose,
