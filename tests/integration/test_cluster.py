@@ -190,8 +190,6 @@ def kill_host_mid_run(c, cmd):
 
 
 def test_a_host_killed_mid_run_is_named_and_nothing_is_left_running():
-    if not is_openmpi():
-        raise Skip("MPICH build: hydra across the emulated hosts is not verified for this test")
     with emulated_cluster(3) as c:
         # commbench as the parent of the launcher: exit 1, the first line names rank and host.
         code, out, err = kill_host_mid_run(
