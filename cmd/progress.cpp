@@ -1,31 +1,64 @@
 #include "cmd/progress.hpp"
 
-#include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <numeric>
 
 namespace cb {
 
-Progress::Progress(const std::string& mode, bool enabled_rank) {
-  on_ = enabled_rank && (mode == "always" || (mode == "auto" && ::isatty(STDERR_FILENO)));
+Progress::Progress(const std::string& mode, bool enabled, std::vector<double> planned,
+                   std::string unit)
+    : planned_(std::move(planned)), tracker_(std::move(unit), !planned_.empty()) {
+  if (!enabled || mode == "never") return;
+  auto sender = std::make_unique<ProgressSender>();
+  if (sender->connected()) {
+    sender_ = std::move(sender);
+    return;
+  }
+  // A parent that asked but cannot be reached (rank 0 on another host) gets plain lines.
+  auto style = sender->asked() ? ProgressDisplay::Style::Lines
+                               : ProgressDisplay::style_for(mode, STDERR_FILENO);
+  if (style != ProgressDisplay::Style::Off) display_ = std::make_unique<ProgressDisplay>(style);
 }
 
-void Progress::update(std::size_t done, std::size_t total, const std::string& what) {
-  if (!on_) return;
-  int digits = static_cast<int>(std::to_string(total).size());
-  std::string line = fmt::format("[{:>{}}/{}] {}", done, digits, total, what);
-  std::string pad(width_ > line.size() ? width_ - line.size() : 0, ' ');
-  std::fprintf(stderr, "\r%s%s", line.c_str(), pad.c_str());
-  std::fflush(stderr);
-  width_ = line.size();
+void Progress::update(std::size_t index, std::size_t total, const std::string& what) {
+  if (!sender_ && !display_) return;
+  total_ = total;
+  ProgressEvent e;
+  e.index = index;
+  e.total = total;
+  e.label = what;
+  if (planned_.size() == total && index >= 1 && index <= total) {
+    e.planned_done = std::accumulate(planned_.begin(), planned_.begin() + (index - 1), 0.0);
+    e.planned_current = planned_[index - 1];
+    e.planned_total = std::accumulate(planned_.begin(), planned_.end(), 0.0);
+  } else {
+    // Budgets unknown: every unit alike, the pace of the finished ones alone.
+    e.planned_done = static_cast<double>(index - 1);
+    e.planned_current = 1;
+    e.planned_total = static_cast<double>(total);
+  }
+  if (sender_) return sender_->send(e);
+  const auto now = ProgressTracker::Clock::now();
+  tracker_.started(index, total, what, e.planned_done, e.planned_current, e.planned_total, now);
+  display_->show(tracker_.state(now));
 }
 
 void Progress::clear() {
-  if (!on_ || width_ == 0) return;
-  std::fprintf(stderr, "\r%s\r", std::string(width_, ' ').c_str());
-  std::fflush(stderr);
-  width_ = 0;
+  if (display_) display_->clear();
+}
+
+void Progress::finish() {
+  if (sender_) {
+    ProgressEvent e;
+    e.finished = true;
+    e.total = total_;
+    return sender_->send(e);
+  }
+  if (!display_ || !tracker_.active()) return;
+  const auto now = ProgressTracker::Clock::now();
+  tracker_.finished(now);
+  display_->finish(tracker_.state(now));
 }
 
 }  // namespace cb

@@ -13,9 +13,9 @@
 #include "collectives/launch/job.hpp"
 #include "collectives/launch/mpi_relaunch.hpp"
 #include "common/error.hpp"
+#include "common/units.hpp"
 #include "report/repetitions.hpp"
 #include "report/result_reader.hpp"
-#include "common/units.hpp"
 #include "report/writer.hpp"
 
 namespace cb {
@@ -110,7 +110,7 @@ int execute_repeated(const RunRequest& rq) {
   }
   if (rq.extra_writer) summaries.push_back(rq.extra_writer());
 
-  Progress progress(rq.progress, true);
+  Progress progress(rq.progress, true, {}, "repetitions");
   std::set<std::string> said;
   std::vector<ResultRecord> all;
   RunMeta meta;
@@ -143,6 +143,7 @@ int execute_repeated(const RunRequest& rq) {
       failure_code = 3;
     }
   }
+  progress.finish();
   for (auto& w : streams) w->finish();
   meta.command_line = invocation();
   meta.repetitions = n > 1 ? n : 0;

@@ -18,6 +18,7 @@
 #ifdef COMMBENCH_HAVE_GLOO
 #include "collectives/gloo/gloo_transport.hpp"
 #endif
+#include "collectives/case_budget.hpp"
 #include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/start.hpp"
 #include "collectives/memory_check.hpp"
@@ -243,7 +244,7 @@ int execute_run(const RunRequest& rq) {
     ::setenv(kTempTagEnv, std::to_string(::getpid()).c_str(), 0);
     for (const auto& path : rq.outputs) track_temp_file(output_target(path) + temp_suffix());
     try {
-      int code = start_ranks(s.backends, wanted_ranks);
+      int code = start_ranks(s.backends, wanted_ranks, rq.progress);
       if (code != 0) remove_temp_files();
       return code;
     } catch (...) {
@@ -342,7 +343,7 @@ int execute_run(const RunRequest& rq) {
       for (auto& w : writers) w->begin(meta);
     }
 
-    Progress progress(rq.progress, rank == 0);
+    Progress progress(rq.progress, rank == 0, planned_seconds(plans, s.runner));
     std::uint64_t wrong_total = 0, wrong_cases = 0;
     std::string first_wrong;
     std::size_t done = 0;
@@ -396,7 +397,7 @@ int execute_run(const RunRequest& rq) {
         for (auto& w : writers) w->add(rec);
       }
     }
-    progress.clear();
+    progress.finish();
     for (auto& w : writers) w->finish();
     if (wrong_cases > 0) {
       fail(ErrorKind::Validation, "validation failed: {} wrong element{} in {} case{} (first: {})",

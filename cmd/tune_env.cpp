@@ -5,7 +5,6 @@
 // an earlier sweep's .jsonl holds; Ctrl-C keeps what finished.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -31,11 +30,6 @@ namespace {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string duration_text(double seconds) {
-  long s = std::lround(seconds);
-  return s >= 60 ? fmt::format("{}m{:02}s", s / 60, s % 60) : fmt::format("{}s", s);
 }
 
 // Why the job's results cannot stand for `combination`: a variable that rank 0 did not see with
@@ -203,15 +197,13 @@ int execute_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOpti
   }
   for (auto& w : streams) w->begin(RunMeta{});
 
-  Progress progress(rq.progress, true);
+  Progress progress(rq.progress, true, {}, "combinations");
   std::set<std::string> said;
   std::vector<ResultRecord> all;
   std::vector<std::string> failures;
   RunMeta meta;
   bool have_meta = false;
   int interrupted = 0, finished = 0, skipped = 0;
-  const auto start = std::chrono::steady_clock::now();
-  int ran = 0;
   const int m = static_cast<int>(combinations.size());
   for (int k = 0; k < m && !interrupted; ++k) {
     const EnvCombination& c = combinations[k];
@@ -225,19 +217,11 @@ int execute_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOpti
       ++finished;
       continue;
     }
-    std::string eta;
-    if (ran > 0) {
-      double per =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / ran;
-      int left = m - k;
-      eta = ", ETA " + duration_text(per * left);
-    }
     progress.update(static_cast<std::size_t>(k + 1), static_cast<std::size_t>(m),
-                    fmt::format("combination {} of {}: {}{}", k + 1, m,
-                                label.empty() ? "baseline (environment as it is)" : label, eta));
+                    fmt::format("combination {} of {}: {}", k + 1, m,
+                                label.empty() ? "baseline (environment as it is)" : label));
     Outcome o = run_combination(spec, c, repeats, said);
     progress.clear();
-    ++ran;
     if (o.interrupted) {
       interrupted = o.interrupted;
       break;
@@ -258,6 +242,7 @@ int execute_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOpti
     }
     ++finished;
   }
+  if (!interrupted) progress.finish();
   if (skipped > 0) {
     std::cerr << fmt::format("commbench: note: {} of {} combinations already complete in {}\n",
                              skipped, m, tq.resume);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,7 +37,8 @@ struct Pipe {
 // Splits the launcher's stderr into lines: the ranks' own are passed on at once, the rest kept.
 class StderrLines {
  public:
-  explicit StderrLines(std::vector<std::string>& chatter) : chatter_(chatter) {}
+  StderrLines(std::vector<std::string>& chatter, std::function<void(std::string_view)> pass)
+      : chatter_(chatter), pass_(std::move(pass)) {}
   void feed(const char* data, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
       line_ += data[i];
@@ -50,8 +52,12 @@ class StderrLines {
  private:
   void flush_line() {
     if (line_.rfind("commbench:", 0) == 0) {
-      ssize_t ignored = ::write(STDERR_FILENO, line_.data(), line_.size());
-      (void)ignored;
+      if (pass_) {
+        pass_(line_);
+      } else {
+        ssize_t ignored = ::write(STDERR_FILENO, line_.data(), line_.size());
+        (void)ignored;
+      }
     } else {
       std::string kept = line_;
       while (!kept.empty() && (kept.back() == '\n' || kept.back() == '\r')) kept.pop_back();
@@ -60,6 +66,7 @@ class StderrLines {
     line_.clear();
   }
   std::vector<std::string>& chatter_;
+  std::function<void(std::string_view)> pass_;
   std::string line_;
 };
 
@@ -93,10 +100,17 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
   ::close(err_pipe.fd[1]);
   err_pipe.fd[1] = -1;
 
-  StderrLines lines(out.chatter);
+  StderrLines lines(out.chatter, command.pass_stderr);
   using Clock = std::chrono::steady_clock;
   Clock::time_point kill_at{};
   bool out_open = true, err_open = true, exited = false;
+  // The launcher's end wakes the poll below, which otherwise sleeps until output or a signal
+  // comes (nothing of commbench's wakes up while the ranks measure); without a pidfd it looks
+  // every 50 ms.
+  int pidfd = -1;
+#ifdef SYS_pidfd_open
+  pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#endif
   char buf[65536];
   while (out_open || err_open || !exited) {
     if (signals.caught() && !out.stop_signal) {
@@ -113,19 +127,23 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
         out.wait_status = status;
       }
     }
-    struct pollfd fds[2];
+    struct pollfd fds[3];
     int n = 0;
     if (out_open) fds[n++] = {out_pipe.fd[0], POLLIN, 0};
     if (err_open) fds[n++] = {err_pipe.fd[0], POLLIN, 0};
+    const int streams = n;
+    if (!exited && pidfd >= 0) fds[n++] = {pidfd, POLLIN, 0};
     if (n == 0) {
       ::usleep(10000);
       continue;
     }
     // Once the launcher has gone, whatever its orphans still hold open is not waited for long.
-    int ready = ::poll(fds, static_cast<nfds_t>(n), exited ? 200 : 50);
+    int timeout = exited ? 200 : pidfd >= 0 ? -1 : 50;
+    if (out.stop_signal && !exited) timeout = 100;  // until SIGKILL is due
+    int ready = ::poll(fds, static_cast<nfds_t>(n), timeout);
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0 && exited) break;
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < streams; ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t got = ::read(fds[i].fd, buf, sizeof(buf));
       if (got < 0 && errno == EINTR) continue;
@@ -147,6 +165,7 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
     }
   }
   lines.finish();
+  if (pidfd >= 0) ::close(pidfd);
   if (!exited) {
     ::waitpid(pid, &out.wait_status, 0);
   }

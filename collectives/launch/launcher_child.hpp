@@ -5,7 +5,9 @@
 // sent to commbench are passed to the launcher.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,8 @@ struct LauncherCommand {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env_defaults;  // set unless already set
   std::vector<std::pair<std::string, std::string>> env;           // always set
+  // Where the ranks' own `commbench:` lines go (whole lines); empty: straight to stderr.
+  std::function<void(std::string_view)> pass_stderr;
 };
 
 struct LauncherOutcome {

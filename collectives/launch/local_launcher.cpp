@@ -14,10 +14,12 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "collectives/launch.hpp"
 #include "collectives/launch/job.hpp"
+#include "collectives/launch/progress_relay.hpp"
 #include "collectives/launch/rank_exits.hpp"
 #include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/stop_signals.hpp"
@@ -28,8 +30,15 @@ namespace cb {
 
 namespace {
 
+// A rank's view of the launcher's progress display: the socket to report to, and the pipe that
+// replaces its stderr (-1: stderr as it is).
+struct RankProgress {
+  std::string socket;
+  int stderr_fd = -1;
+};
+
 pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks, const std::string& dir,
-                 pid_t launcher) {
+                 pid_t launcher, const RankProgress& progress) {
   static const std::string exe = own_executable();  // so ps names the ranks commbench
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -45,6 +54,8 @@ pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks, con
   ::setenv(kLocalSizeEnv, size_s.c_str(), 1);
   ::setenv(kLocalStoreEnv, dir.c_str(), 1);
   ::setenv(kRankStatusEnv, dir.c_str(), 1);
+  if (!progress.socket.empty()) ::setenv(kProgressEnv, progress.socket.c_str(), 1);
+  if (progress.stderr_fd >= 0) ::dup2(progress.stderr_fd, STDERR_FILENO);
   ::execv(exe.c_str(), argv.data());
   const char msg[] = "commbench: cannot start a rank: exec of this program failed\n";
   ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof(msg) - 1);
@@ -77,6 +88,12 @@ int run_local_ranks(const LocalLaunchOptions& o) {
   TempDir dir;
   dir.check_writable("rendezvous");
   StopSignals signals;
+  std::optional<ProgressRelay> relay;
+  RankProgress rank_progress;
+  if (o.progress != ProgressDisplay::Style::Off) {
+    relay.emplace(o.progress, dir.path());
+    rank_progress = {relay->path(), relay->path().empty() ? -1 : relay->rank_stderr()};
+  }
   const pid_t self = ::getpid();
   std::map<pid_t, int> running;  // pid -> rank
   std::vector<RankExit> exits;
@@ -97,7 +114,7 @@ int run_local_ranks(const LocalLaunchOptions& o) {
 
   for (int r = 0; r < o.nranks; ++r) {
     try {
-      pid_t pid = start_rank(o.args, r, o.nranks, dir.path(), self);
+      pid_t pid = start_rank(o.args, r, o.nranks, dir.path(), self, rank_progress);
       running[pid] = r;
     } catch (const Error&) {
       signal_all(SIGKILL);
@@ -105,6 +122,8 @@ int run_local_ranks(const LocalLaunchOptions& o) {
       throw;
     }
   }
+
+  if (relay) relay->close_rank_stderr();
 
   while (!running.empty()) {
     if (signals.caught() && !stopping) {
@@ -144,6 +163,7 @@ int run_local_ranks(const LocalLaunchOptions& o) {
     if (e.signaled || e.code != 0) begin_stop(o.grace_seconds);
   }
 
+  relay.reset();  // the ranks' last lines shown, the bar erased before any verdict
   if (signals.caught()) {
     int sig = signals.caught();
     signals.clear();

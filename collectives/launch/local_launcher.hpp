@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/progress_display.hpp"
+
 namespace cb {
 
 struct LocalLaunchOptions {
@@ -17,6 +19,9 @@ struct LocalLaunchOptions {
   // After the first rank fails, how long the others get to finish on their own (rank 0 may be
   // writing output) before they are sent SIGTERM, then SIGKILL one second later.
   double grace_seconds = 3.0;
+  // How the launcher shows the progress rank 0 reports (progress_relay.hpp); with a bar, the
+  // ranks' stderr passes through the launcher so that their lines appear above it.
+  ProgressDisplay::Style progress = ProgressDisplay::Style::Off;
 };
 
 // Returns the run's exit code: 0, a rank's 2-5 as it is, or 1 when one dies or exits with

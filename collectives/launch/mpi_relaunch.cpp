@@ -10,10 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "collectives/launch/job.hpp"
 #include "collectives/launch/launcher_child.hpp"
 #include "collectives/launch/local_launcher.hpp"
+#include "collectives/launch/progress_relay.hpp"
 #include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/rank_watch.hpp"
 #include "collectives/launch/temp_dir.hpp"
@@ -121,7 +123,14 @@ int run_mpi_job(const MpiJob& job) {
   cmd.env.emplace_back(kRankStatusEnv, status_dir.path());
   RankWatch watch(status_dir.path());
   if (!watch.path().empty()) cmd.env.emplace_back(kRankWatchEnv, watch.path());
+  std::optional<ProgressRelay> relay;
+  if (job.progress != ProgressDisplay::Style::Off) {
+    relay.emplace(job.progress, status_dir.path());
+    if (!relay->path().empty()) cmd.env.emplace_back(kProgressEnv, relay->path());
+    cmd.pass_stderr = [&relay](std::string_view line) { relay->print(line); };
+  }
   LauncherOutcome out = run_launcher_child(cmd);
+  relay.reset();  // the bar erased before any verdict
 
   if (out.stop_signal) {
     runtime_error("interrupted by signal {} ({}); ranks stopped", out.stop_signal,
@@ -153,9 +162,10 @@ int run_mpi_job(const MpiJob& job) {
   return code;
 }
 
-int relaunch_under_mpi(int nranks) {
+int relaunch_under_mpi(int nranks, ProgressDisplay::Style progress) {
   MpiJob job;
   job.nranks = nranks;
+  job.progress = progress;
   job.args = own_command_line();
   job.args[0] = own_executable();
   if (const char* tag = std::getenv(kTempTagEnv)) job.env.emplace_back(kTempTagEnv, tag);

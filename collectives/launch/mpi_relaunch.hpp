@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/progress_display.hpp"
+
 namespace cb {
 
 struct MpiLaunchPlan {
@@ -27,6 +29,9 @@ struct MpiJob {
   int nranks = 2;
   std::vector<std::string> args;  // the ranks' command line, args[0] the program's path
   std::vector<std::pair<std::string, std::string>> env;  // set in every rank's environment
+  // How the progress rank 0 reports is shown (progress_relay.hpp); the ranks' lines that the
+  // launcher passes on appear above a bar.
+  ProgressDisplay::Style progress = ProgressDisplay::Style::Off;
 };
 
 // Runs `job` under the MPI launcher as a child of this process and returns the run's exit code:
@@ -37,7 +42,7 @@ struct MpiJob {
 int run_mpi_job(const MpiJob& job);
 
 // `commbench run` with no launcher and an MPI backend: this very command as an MpiJob.
-int relaunch_under_mpi(int nranks);
+int relaunch_under_mpi(int nranks, ProgressDisplay::Style progress);
 
 // The MPI launcher and flavor this build was configured with.
 std::string build_mpi_launcher();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collectives/launch/rank_status.hpp"
+#include "collectives/launch/stop_signals.hpp"
 #include "common/host_name.hpp"
 
 namespace cb {
@@ -67,6 +68,7 @@ std::map<int, std::string> RankWatch::hosts() {
 }
 
 void RankWatch::loop() {
+  block_stop_signals_in_this_thread();  // they must interrupt the launcher's own wait
   std::vector<pollfd> fds = {{stop_pipe_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
   std::vector<int> rank_of = {-1, -1};  // per fds entry; -2: connected, rank not read yet
   while (true) {

@@ -1,5 +1,7 @@
 #include "collectives/launch/start.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -56,10 +58,13 @@ bool needs_mpi_launcher(const std::vector<std::string>& backends) {
 #endif
 }
 
-int start_ranks(const std::vector<std::string>& backends, int nranks) {
-  if (needs_mpi_launcher(backends)) return relaunch_under_mpi(nranks);
+int start_ranks(const std::vector<std::string>& backends, int nranks,
+                const std::string& progress_mode) {
+  const auto progress = ProgressDisplay::style_for(progress_mode, STDERR_FILENO);
+  if (needs_mpi_launcher(backends)) return relaunch_under_mpi(nranks, progress);
   LocalLaunchOptions o;
   o.nranks = nranks;
+  o.progress = progress;
   o.args = own_command_line();
   return run_local_ranks(o);
 }

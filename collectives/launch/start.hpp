@@ -21,8 +21,10 @@ int visible_gpu_count();
 bool needs_mpi_launcher(const std::vector<std::string>& backends);
 
 // Starts `nranks` ranks of this very command: under the build's MPI launcher or with the local
-// launcher, both as children. Returns the run's exit code.
-int start_ranks(const std::vector<std::string>& backends, int nranks);
+// launcher, both as children, and shows their progress as `progress_mode` (--progress) asks.
+// Returns the run's exit code.
+int start_ranks(const std::vector<std::string>& backends, int nranks,
+                const std::string& progress_mode);
 
 // The control channel for a rank: MPI under mpirun/srun, Gloo over the launcher's file store
 // under the local launcher.

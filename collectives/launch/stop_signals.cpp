@@ -32,4 +32,11 @@ void StopSignals::clear() {
   g_stop_signal = 0;
 }
 
+void block_stop_signals_in_this_thread() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
 }  // namespace cb

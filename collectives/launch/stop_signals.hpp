@@ -24,4 +24,8 @@ class StopSignals {
   std::map<int, struct sigaction> old_;
 };
 
+// For a helper thread of a parent: SIGINT, SIGTERM and SIGHUP are delivered to the other threads,
+// so that they interrupt the parent's own blocking wait.
+void block_stop_signals_in_this_thread();
+
 }  // namespace cb

@@ -1,0 +1,223 @@
+#include "collectives/launch/progress_relay.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "collectives/launch/stop_signals.hpp"
+
+namespace cb {
+
+namespace {
+
+bool socket_address(const std::string& path, sockaddr_un& addr) {
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) return false;
+  addr = {};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return true;
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+}  // namespace
+
+std::string encode_progress_event(const ProgressEvent& e) {
+  if (e.finished) return fmt::format("end\t{}", e.total);
+  std::string label = e.label;
+  for (char& c : label) {
+    if (c == '\t' || c == '\n') c = ' ';
+  }
+  return fmt::format("case\t{}\t{}\t{:.9g}\t{:.9g}\t{:.9g}\t{}", e.index, e.total, e.planned_done,
+                     e.planned_current, e.planned_total, label);
+}
+
+std::optional<ProgressEvent> decode_progress_event(std::string_view text) {
+  std::vector<std::string> f;
+  std::string cur;
+  for (char c : text) {
+    if (c == '\t') {
+      f.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  f.push_back(cur);
+  ProgressEvent e;
+  try {
+    if (f.size() == 2 && f[0] == "end") {
+      e.finished = true;
+      e.total = std::stoul(f[1]);
+      return e;
+    }
+    if (f.size() != 7 || f[0] != "case") return std::nullopt;
+    e.index = std::stoul(f[1]);
+    e.total = std::stoul(f[2]);
+    e.planned_done = std::stod(f[3]);
+    e.planned_current = std::stod(f[4]);
+    e.planned_total = std::stod(f[5]);
+    e.label = f[6];
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (e.index == 0 || e.index > e.total) return std::nullopt;
+  return e;
+}
+
+ProgressRelay::ProgressRelay(ProgressDisplay::Style style, const std::string& dir)
+    : display_(style) {
+  if (style == ProgressDisplay::Style::Off) return;
+  sockaddr_un addr{};
+  const std::string path = dir + "/progress.sock";
+  if (!socket_address(path, addr) || ::pipe2(stop_pipe_, O_CLOEXEC) != 0) return;
+  sock_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (sock_ < 0 || ::bind(sock_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close_fd(sock_);
+    return;
+  }
+  if (style == ProgressDisplay::Style::Bar && ::pipe2(err_pipe_, O_CLOEXEC) != 0) {
+    err_pipe_[0] = err_pipe_[1] = -1;
+  }
+  path_ = path;
+  thread_ = std::thread([this] { loop(); });
+}
+
+ProgressRelay::~ProgressRelay() {
+  close_rank_stderr();
+  if (thread_.joinable()) {
+    ssize_t ignored = ::write(stop_pipe_[1], "x", 1);
+    (void)ignored;
+    thread_.join();
+  }
+  for (int* fd : {&sock_, &stop_pipe_[0], &stop_pipe_[1], &err_pipe_[0], &err_pipe_[1]}) {
+    close_fd(*fd);
+  }
+  display_.clear();
+}
+
+void ProgressRelay::close_rank_stderr() {
+  close_fd(err_pipe_[1]);
+}
+
+void ProgressRelay::print(std::string_view line) {
+  display_.print(line);
+}
+
+void ProgressRelay::receive(ProgressTracker& tracker) {
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::recv(sock_, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    auto e = decode_progress_event(std::string_view(buf, static_cast<std::size_t>(n)));
+    if (!e) continue;
+    const auto now = ProgressTracker::Clock::now();
+    if (e->finished) {
+      if (!tracker.active()) continue;
+      tracker.finished(now);
+      display_.finish(tracker.state(now));
+    } else if (!tracker.done()) {
+      tracker.started(e->index, e->total, e->label, e->planned_done, e->planned_current,
+                      e->planned_total, now);
+      display_.show(tracker.state(now));
+    }
+  }
+}
+
+// Shows the ranks' complete lines; false at the end of the pipe.
+bool ProgressRelay::read_stderr(std::string& partial) {
+  char buf[65536];
+  ssize_t n = ::read(err_pipe_[0], buf, sizeof(buf));
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+  if (n <= 0) {
+    if (!partial.empty()) display_.print(partial);
+    partial.clear();
+    return false;
+  }
+  partial.append(buf, static_cast<std::size_t>(n));
+  std::size_t end = partial.rfind('\n');
+  if (end != std::string::npos) {
+    display_.print(std::string_view(partial).substr(0, end + 1));
+    partial.erase(0, end + 1);
+  }
+  return true;
+}
+
+void ProgressRelay::loop() {
+  block_stop_signals_in_this_thread();  // they must interrupt the launcher's own wait
+  ProgressTracker tracker;
+  const bool bar = display_.style() == ProgressDisplay::Style::Bar;
+  const int tick_ms = bar ? 1000 : static_cast<int>(ProgressDisplay::kLineInterval * 1000);
+  std::string partial;
+  bool err_open = err_pipe_[0] >= 0;
+  for (;;) {
+    pollfd fds[3] = {{stop_pipe_[0], POLLIN, 0}, {sock_, POLLIN, 0}, {err_pipe_[0], POLLIN, 0}};
+    const nfds_t n = err_open ? 3 : 2;
+    const int timeout = tracker.active() && !tracker.done() ? tick_ms : -1;
+    int ready = ::poll(fds, n, timeout);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (ready == 0) {
+      display_.show(tracker.state(ProgressTracker::Clock::now()));
+      continue;
+    }
+    if (fds[1].revents) receive(tracker);
+    if (err_open && fds[2].revents) err_open = read_stderr(partial);
+    if (fds[0].revents) break;
+  }
+  // The ranks have ended: what they still wrote or sent is shown before the bar goes.
+  receive(tracker);
+  if (err_open) {
+    ::fcntl(err_pipe_[0], F_SETFL, ::fcntl(err_pipe_[0], F_GETFL) | O_NONBLOCK);
+    for (;;) {
+      char buf[65536];
+      ssize_t got = ::read(err_pipe_[0], buf, sizeof(buf));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;
+      partial.append(buf, static_cast<std::size_t>(got));
+    }
+    if (!partial.empty()) display_.print(partial);
+  }
+}
+
+ProgressSender::ProgressSender() {
+  const char* path = std::getenv(kProgressEnv);
+  if (!path || !*path) return;
+  asked_ = true;
+  sockaddr_un addr{};
+  if (!socket_address(path, addr)) return;
+  fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd_ >= 0 && ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close_fd(fd_);
+  }
+}
+
+ProgressSender::~ProgressSender() {
+  close_fd(fd_);
+}
+
+void ProgressSender::send(const ProgressEvent& e) noexcept {
+  if (fd_ < 0) return;
+  try {
+    const std::string text = encode_progress_event(e);
+    ssize_t ignored = ::send(fd_, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void)ignored;
+  } catch (...) {
+  }
+}
+
+}  // namespace cb
