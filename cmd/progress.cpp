@@ -8,7 +8,11 @@ namespace cb {
 
 Progress::Progress(const std::string& mode, bool enabled, std::vector<double> planned,
                    std::string unit)
-    : planned_(std::move(planned)), tracker_(std::move(unit), !planned_.empty()) {
+    : tracker_(std::move(unit), !planned.empty()) {
+  if (!planned.empty()) {
+    before_.resize(planned.size() + 1, 0.0);
+    std::partial_sum(planned.begin(), planned.end(), before_.begin() + 1);
+  }
   if (!enabled || mode == "never") return;
   auto sender = std::make_unique<ProgressSender>();
   if (sender->connected()) {
@@ -28,10 +32,10 @@ void Progress::update(std::size_t index, std::size_t total, const std::string& w
   e.index = index;
   e.total = total;
   e.label = what;
-  if (planned_.size() == total && index >= 1 && index <= total) {
-    e.planned_done = std::accumulate(planned_.begin(), planned_.begin() + (index - 1), 0.0);
-    e.planned_current = planned_[index - 1];
-    e.planned_total = std::accumulate(planned_.begin(), planned_.end(), 0.0);
+  if (before_.size() == total + 1 && index >= 1 && index <= total) {
+    e.planned_done = before_[index - 1];
+    e.planned_current = before_[index] - before_[index - 1];
+    e.planned_total = before_[total];
   } else {
     // Budgets unknown: every unit alike, the pace of the finished ones alone.
     e.planned_done = static_cast<double>(index - 1);

@@ -27,7 +27,7 @@ class Progress {
   void finish();  // every unit is done
 
  private:
-  std::vector<double> planned_;
+  std::vector<double> before_;  // planned seconds before each unit, and in all (last)
   std::unique_ptr<ProgressSender> sender_;
   std::unique_ptr<ProgressDisplay> display_;
   ProgressTracker tracker_;
