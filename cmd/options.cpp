@@ -1,10 +1,6 @@
 #include "cmd/options.hpp"
 
 #include <fmt/ranges.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <ctime>
 
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -108,44 +104,6 @@ int parse_root(const std::string& text, bool& all_roots) {
   if (r < 0 || r > (1 << 24))
     usage_error("invalid --root '{}': expected a rank number or all", text);
   return static_cast<int>(r);
-}
-
-std::string command_line(int argc, char** argv) {
-  std::string out;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos;
-    if (!plain) {
-      std::string q = "'";
-      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      a = q + "'";
-    }
-    out += (i ? " " : "") + a;
-  }
-  return out;
-}
-
-namespace {
-std::string& invocation_storage() {
-  static std::string line;
-  return line;
-}
-}  // namespace
-
-void set_invocation(std::string line) {
-  invocation_storage() = std::move(line);
-}
-const std::string& invocation() {
-  return invocation_storage();
-}
-
-std::string utc_now_iso8601() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace cb

@@ -7,7 +7,9 @@
 
 #include "collectives/catalogue.hpp"
 #include "collectives/dtype.hpp"
+#include "common/clock.hpp"
 #include "common/host_name.hpp"
+#include "common/invocation.hpp"
 
 namespace cb {
 
@@ -18,11 +20,5 @@ std::vector<ReduceOp> parse_ops(const std::string& text);            // "all" or
 std::vector<Placement> parse_placement(const std::string& text);     // out, in, both
 // "N" or "all"; sets all_roots for "all".
 int parse_root(const std::string& text, bool& all_roots);
-// The original command line, shell-quoted where needed.
-std::string command_line(int argc, char** argv);
-// The command line of this process, as recorded by main().
-void set_invocation(std::string line);
-const std::string& invocation();
-std::string utc_now_iso8601();
 
 }  // namespace cb

@@ -6,6 +6,8 @@
 #include "cmd/document_output.hpp"
 #include "cmd/options.hpp"
 #include "cmd/subcommands.hpp"
+#include "collectives/launch.hpp"
+#include "collectives/launch/start.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "probes/gpu_copy_report.hpp"
@@ -104,6 +106,9 @@ int run_copy(const ProbeRequest& rq) {
   return 0;
 }
 
+// The control channel's rendezvous and operation timeout, as `run`'s default --timeout.
+constexpr double kLinksTimeoutSeconds = 300;
+
 int run_links(const ProbeRequest& rq) {
   check_document_output(rq.out);
   LinksOptions o;
@@ -116,9 +121,13 @@ int run_links(const ProbeRequest& rq) {
   o.per_host = rq.per_host ? PerHost::Yes : rq.all_ranks ? PerHost::No : PerHost::Auto;
   if (!rq.sample.empty()) o.sample = positive(rq.sample, "--sample");
   o.min_fraction = parse_fraction(rq.min_fraction);
-  int rank = 0;
-  LinksResult r = measure_links(o, rank);
-  if (rank == 0)
+  check_links_options(o);
+  // Checked before the control channel starts: a lone process would become an MPI singleton.
+  const LaunchInfo launch = detect_launch();
+  check_links_ranks(launch.size);
+  std::unique_ptr<Control> control = make_run_control(launch, kLinksTimeoutSeconds);
+  LinksResult r = measure_links(o, *control);
+  if (control->rank() == 0)
     emit_document(rq.out, links_to_json(r), [&](std::ostream& os) { print_links(r, os); });
   return 0;
 }

@@ -1,30 +1,24 @@
 // `commbench run`: options -> plan -> runner per case -> records -> writers (rank 0).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
-#include <map>
-#include <set>
+#include <optional>
 
 #include "cmd/options.hpp"
 #include "cmd/progress.hpp"
 #include "cmd/run.hpp"
 #include "cmd/subcommands.hpp"
 #include "cmd/version_info.hpp"
-#ifdef COMMBENCH_HAVE_GLOO
-#include "collectives/gloo/gloo_transport.hpp"
-#endif
 #include "collectives/case_budget.hpp"
 #include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/start.hpp"
-#include "collectives/memory_check.hpp"
-#include "collectives/mpi/mpi_runtime.hpp"
 #include "collectives/registry.hpp"
-#include "collectives/runner.hpp"
+#include "collectives/run_meta.hpp"
+#include "collectives/session.hpp"
 #include "common/error.hpp"
 #include "common/output_path.hpp"
 #include "common/temp_files.hpp"
@@ -74,39 +68,6 @@ double bounded_seconds(const std::string& text, const char* what) {
   return v;
 }
 
-// The -B list, or the default with why it was chosen (`why` stays empty for -B).
-std::vector<std::string> resolve_backends(const std::string& requested, const LaunchInfo& launch,
-                                          const BackendOptions& bo, std::string& why) {
-  std::vector<std::string> names;
-  if (requested.empty()) {
-    BackendChoice c = default_backends(launch, bo);
-    why = c.why;
-    return c.names;
-  }
-  for (const auto& n : split_list(requested)) {
-    if (!find_backend(n)) {
-      usage_error("unknown backend '{}': this build offers {}", n, backend_names());
-    }
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  }
-  if (names.empty()) usage_error("empty --backends list: this build offers {}", backend_names());
-  return names;
-}
-
-// GPU options against the chosen backends; -e defaults to 1G for nccl's device memory.
-void check_gpu_options(const RunRequest& rq, Settings& s) {
-  const bool nccl = std::find(s.backends.begin(), s.backends.end(), "nccl") != s.backends.end();
-  if (nccl && s.memory == MemoryKind::Host && !rq.memory.empty()) {
-    usage_error("the nccl backend needs --memory device (its buffers live on the GPU)");
-  }
-  if (s.gpus > 1 && (!nccl || s.backends.size() > 1)) {
-    usage_error("--gpus {} applies to the nccl backend only: use -B nccl", s.gpus);
-  }
-  if (nccl && rq.memory.empty() && rq.max_bytes.empty()) {
-    s.sweep.max_bytes = std::max<std::uint64_t>(1ULL << 30, s.sweep.min_bytes);
-  }
-}
-
 Settings validate(const RunRequest& rq) {
   Settings s;
   s.sweep.collectives = parse_collectives(rq.collectives);
@@ -149,47 +110,11 @@ Settings validate(const RunRequest& rq) {
   if (!rq.nranks.empty() && positive_count(rq.nranks, "--nranks", false) > 1024) {
     usage_error("invalid --nranks '{}': at most 1024 local ranks", rq.nranks);
   }
-#ifdef COMMBENCH_HAVE_GLOO
-  if (!rq.gloo_iface.empty()) gloo_backend::check_interface(rq.gloo_iface);
-#endif
+  BackendOptions flags;
+  flags.gloo_iface = rq.gloo_iface;
+  check_backend_options(flags);
   if (!rq.gpus.empty()) s.gpus = static_cast<int>(positive_count(rq.gpus, "--gpus", false));
   return s;
-}
-
-struct Hosts {
-  std::vector<std::string> names;  // distinct, in rank order
-  int ranks_per_node = 0;
-  int ranks_here = 0;  // on this rank's host
-};
-
-Hosts gather_hosts(Control& control) {
-  Hosts h;
-  std::map<std::string, int> per;
-  const std::string here = host_name();
-  for (const auto& name : control.allgather(here)) {
-    if (per[name]++ == 0) h.names.push_back(name);
-  }
-  for (const auto& [name, n] : per) h.ranks_per_node = std::max(h.ranks_per_node, n);
-  h.ranks_here = per[here];
-  return h;
-}
-
-// The host buffers of every rank on each host against that host's available memory, before
-// any is allocated; every rank learns every host's verdict so that all stop together.
-void check_host_memory(Control& control, const Hosts& hosts,
-                       const std::vector<std::unique_ptr<Backend>>& backends,
-                       const std::vector<std::vector<Case>>& plans) {
-  BufferNeeds worst;  // backends run one after another: the largest one counts
-  for (std::size_t i = 0; i < backends.size(); ++i) {
-    if (backends[i]->memory().kind() != MemoryKind::Host) continue;
-    BufferNeeds n = buffer_needs(plans[i], backends[i]->size());
-    if (n.send + n.recv > worst.send + worst.recv) worst = n;
-  }
-  std::string mine =
-      host_memory_shortfall(worst.send, worst.recv, hosts.ranks_here, available_host_memory());
-  for (const auto& verdict : control.allgather(mine)) {
-    if (!verdict.empty()) usage_error("{}", verdict);
-  }
 }
 
 }  // namespace
@@ -225,8 +150,10 @@ int execute_run(const RunRequest& rq) {
   bo.dtypes = s.sweep.dtypes;
   bo.ops = s.sweep.ops;
   for (const auto& a : s.sweep.algorithms) bo.report_choice |= a == "default" || a == "all";
-  s.backends = resolve_backends(rq.backends, bo.launch, bo, s.backend_choice);
-  check_gpu_options(rq, s);
+  s.backends =
+      resolve_backends(split_list(rq.backends), !rq.backends.empty(), bo, s.backend_choice);
+  apply_run_choices({s.backends, s.memory, !rq.memory.empty(), !rq.max_bytes.empty(), s.gpus},
+                    s.sweep);
 
   // No launcher: start the ranks (locally, or under the MPI launcher) and report their outcome.
   // -N defaults to one rank per GPU, so --gpus G makes it one rank per G GPUs.
@@ -271,69 +198,22 @@ int execute_run(const RunRequest& rq) {
   // the backends and their communicators live outside the try): its peers then fail too, and
   // the parent must see which failure came first.
   std::vector<std::unique_ptr<Backend>> backends;
-  std::vector<std::map<std::pair<Collective, std::string>, Opened>> comms_of;
+  std::vector<std::vector<Case>> plans;
+  std::optional<Session> session;
   try {
     const int rank = control->rank();
-    const int nranks = control->size();
     bo.control = control.get();
     bo.timeout_seconds = s.timeout;
     bo.gloo_iface = rq.gloo_iface;
 
-    for (const auto& name : s.backends) {
-      const BackendEntry* entry = find_backend(name);
-      watchdog.arm(fmt::format("{} communicator set-up", name));
-      if (std::string why = entry->unavailable_reason(bo); !why.empty()) {
-        runtime_error("backend {} cannot run here: {}", name, why);
-      }
-      backends.push_back(entry->create(bo));
-    }
-    watchdog.disarm();
-    const bool forced_algorithms = std::any_of(s.sweep.algorithms.begin(), s.sweep.algorithms.end(),
-                                               [](const std::string& a) { return a != "default"; });
-    for (auto& b : backends) {
-      std::string why = forced_algorithms ? b->algorithms_unavailable() : std::string();
-      if (rank == 0 && !why.empty()) {
-        std::cerr << "commbench: warning: " << b->name() << ": " << why
-                  << "; running default only\n";
-      }
-    }
-
-    // Plan every backend before any measurement so bad combinations fail fast.
-    std::vector<std::vector<Case>> plans;
-    std::vector<std::string> notes;
-    std::size_t total = 0;
-    for (auto& b : backends) {
-      plans.push_back(plan_cases(*b, s.sweep, b->size(), notes));  // several GPUs per process
-      total += plans.back().size();
-    }
-    if (rank == 0) {
-      for (const auto& n : notes) std::cerr << "commbench: note: " << n << "\n";
-    }
-    if (total == 0) usage_error("nothing to run: no backend offers the requested combination");
-
-    Hosts hosts = gather_hosts(*control);
-    check_host_memory(*control, hosts, backends, plans);
-    RunMeta meta;
-    meta.version = commbench_version();
-    meta.git_commit = commbench_git_commit();
-    meta.start_time = utc_now_iso8601();
-    meta.command_line = invocation();
-    meta.hosts = hosts.names;
-    meta.nranks = nranks;
-    meta.nnodes = static_cast<int>(hosts.names.size());
-    meta.ranks_per_node = hosts.ranks_per_node;
-    for (auto& b : backends) meta.libraries[b->name()] = b->library_detail();
-    meta.environment = steering_environment();
-    meta.launcher = launcher_facts(bo.launch);
-    if (!s.backend_choice.empty()) {
-      meta.backend_choice =
-          fmt::format("{} (no -B): {}", fmt::join(s.backends, ","), s.backend_choice);
-    }
-    // Every rank's steering variables, so a job can tell whether all ranks saw the same settings.
-    meta.environment_mismatch =
-        environment_mismatches(control->allgather(nlohmann::json(meta.environment).dump()));
-    // Each host's hardware fingerprint, so that comparing runs can tell when the hardware differs.
-    meta.topology = topology_summary(control->allgather(host_topology_facts().dump()));
+    create_backends(s.backends, bo, watchdog, backends);
+    plans = plan_backends(backends, s.sweep, rank == 0);
+    const RunHosts hosts = gather_hosts(*control);
+    check_host_memory(*control, hosts.ranks_here, backends, plans);
+    const RunMeta meta =
+        assemble_run_meta(*control, hosts, backends,
+                          {commbench_version(), commbench_git_commit(), bo.launch, s.backend_choice,
+                           host_topology_facts().dump(), topology_summary});
 
     std::vector<std::unique_ptr<Writer>> writers;
     if (rank == 0) {
@@ -342,68 +222,17 @@ int execute_run(const RunRequest& rq) {
       if (rq.extra_writer) writers.push_back(rq.extra_writer());
       for (auto& w : writers) w->begin(meta);
     }
-
     Progress progress(rq.progress, rank == 0, planned_seconds(plans, s.runner));
-    std::uint64_t wrong_total = 0, wrong_cases = 0;
-    std::string first_wrong;
-    std::size_t done = 0;
-    for (std::size_t bi = 0; bi < backends.size(); ++bi) {
-      Backend& backend = *backends[bi];
-      Runner runner(backend, *control, watchdog, s.runner, plans[bi]);
-      if (!comms_of.empty()) comms_of.back().clear();  // the previous backend's are done
-      comms_of.emplace_back();
-      auto& comms = comms_of.back();
-      std::set<std::string> skipped;
-      for (const Case& c : plans[bi]) {
-        ++done;
-        progress.update(done, total, fmt::format("{} {}", backend.name(), describe(c)));
-        auto key = std::make_pair(c.collective, c.algorithm);
-        auto it = comms.find(key);
-        if (it == comms.end()) {
-          watchdog.arm(fmt::format("{} communicator set-up for {} ({})", backend.name(),
-                                   name(c.collective), c.algorithm));
-          it = comms.emplace(key, backend.open(c.collective, c.algorithm)).first;
-          watchdog.disarm();
-        }
-        if (!it->second.comm) {
-          std::string msg = fmt::format("{}: {} algorithm {} skipped: {}", backend.name(),
-                                        name(c.collective), c.algorithm, it->second.skipped_reason);
-          if (rank == 0 && skipped.insert(msg).second) {
-            progress.clear();
-            std::cerr << "commbench: note: " << msg << "\n";
-          }
-          continue;
-        }
-        CollectiveCall shape{c.collective,        c.dtype, c.op,    c.placement,
-                             std::max(c.root, 0), c.count, nullptr, nullptr};
-        if (std::string why = it->second.comm->skip_reason(shape); !why.empty()) {
-          std::string msg = fmt::format("{}: {} algorithm {} skipped where {}", backend.name(),
-                                        name(c.collective), c.algorithm, why);
-          if (rank == 0 && skipped.insert(msg).second) {
-            progress.clear();
-            std::cerr << "commbench: note: " << msg << "\n";
-          }
-          continue;
-        }
-        Measurement m = runner.run(*it->second.comm, c, done);
-        ResultRecord rec = make_record(backend, c, m, meta.nnodes);
-        if (std::string chosen = it->second.comm->describe_choice(); !chosen.empty()) {
-          rec.algorithm = chosen;  // what the library picked for "default"
-        }
-        if (rec.wrong && *rec.wrong > 0) {
-          wrong_total += *rec.wrong;
-          if (wrong_cases++ == 0) first_wrong = fmt::format("{} {}", backend.name(), describe(c));
-        }
-        for (auto& w : writers) w->add(rec);
-      }
-    }
+    session.emplace(backends, plans, *control, watchdog, s.runner, [&](const ResultRecord& r) {
+      for (auto& w : writers) w->add(r);
+    });
+    session->run(meta.nnodes, {[&](std::size_t done, std::size_t total, const std::string& label) {
+                                 progress.update(done, total, label);
+                               },
+                               [&] { progress.clear(); }});
     progress.finish();
     for (auto& w : writers) w->finish();
-    if (wrong_cases > 0) {
-      fail(ErrorKind::Validation, "validation failed: {} wrong element{} in {} case{} (first: {})",
-           wrong_total, wrong_total == 1 ? "" : "s", wrong_cases, wrong_cases == 1 ? "" : "s",
-           first_wrong);
-    }
+    session->check_results();
     return 0;
   } catch (const Error& e) {
     if (rank_status_wanted()) record_rank_exit(exit_code(e.kind()), e.what());

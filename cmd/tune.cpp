@@ -8,7 +8,7 @@
 #include "cmd/run.hpp"
 #include "cmd/subcommands.hpp"
 #include "cmd/tune.hpp"
-#include "cmd/tune_files.hpp"
+#include "collectives/registry.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/text_table.hpp"
@@ -63,8 +63,10 @@ void print_advice(const std::vector<TuneRange>& ranges, const std::string& what,
 }
 
 void write_tuning_files(const TuneRequest& rq, const std::vector<TuneRange>& ranges) {
-  if (!rq.ompi_rules.empty()) write_file_atomically(rq.ompi_rules, ompi_rules_file(ranges));
-  if (!rq.nccl_tuner.empty()) write_file_atomically(rq.nccl_tuner, nccl_tuner_file(ranges));
+  const auto& files = tuning_files();
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!rq.emit[i].empty()) write_file_atomically(rq.emit[i], files[i].write(ranges));
+  }
 }
 
 void register_tune(CLI::App& app, Action& action) {
@@ -76,10 +78,11 @@ void register_tune(CLI::App& app, Action& action) {
   add_run_options(tune, *rq);
   tune->add_option("--min-gain", tq->min_gain,
                    "percent a forced algorithm must beat default by (default 2)");
-  tune->add_option("--emit-ompi-rules", tq->ompi_rules,
-                   "write an Open MPI coll/tuned dynamic rules file for the mpi results");
-  tune->add_option("--emit-nccl-tuner", tq->nccl_tuner,
-                   "write an NCCL tuner-plugin configuration (CSV) for the nccl results");
+  const auto& files = tuning_files();
+  tq->emit.resize(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    tune->add_option(files[i].option, tq->emit[i], files[i].help);
+  }
   tune->add_option("--env", tq->env,
                    "NAME=v1,v2,...: a grid axis of environment values, each combination a fresh "
                    "job (\\, is a comma inside a value); repeatable");
@@ -94,9 +97,10 @@ void register_tune(CLI::App& app, Action& action) {
     double gain = parse_double(tq->min_gain, "--min-gain");
     if (gain < 0) usage_error("invalid --min-gain '{}': expected a percentage >= 0", tq->min_gain);
     options.min_gain = gain / 100.0;
-    for (const auto& path : {tq->ompi_rules, tq->nccl_tuner, tq->emit_env}) {
+    for (const auto& path : tq->emit) {
       if (!path.empty()) check_output_directory(path);
     }
+    if (!tq->emit_env.empty()) check_output_directory(tq->emit_env);
     if (!tq->env.empty() || !tq->env_grid.empty()) {
       action = [rq, tq, options] { return execute_env_grid(*rq, *tq, options); };
       return;

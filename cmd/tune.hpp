@@ -12,8 +12,7 @@
 namespace cb {
 
 struct TuneRequest {
-  std::string ompi_rules;  // --emit-ompi-rules FILE
-  std::string nccl_tuner;  // --emit-nccl-tuner FILE
+  std::vector<std::string> emit;  // one FILE per tuning_files() entry (--emit-...), empty: none
   std::string min_gain = "2";
   std::vector<std::string> env;  // --env NAME=v1,v2 (repeatable)
   std::string env_grid;          // --env-grid FILE.toml
@@ -24,7 +23,7 @@ struct TuneRequest {
 // The advice as a commented table: per backend, collective, dtype, op and placement, what to use
 // in each size range.
 void print_advice(const std::vector<TuneRange>& ranges, const std::string& what, std::ostream& out);
-// --emit-ompi-rules and --emit-nccl-tuner from the advice.
+// The backends' tuning files (--emit-ompi-rules, --emit-nccl-tuner, ...) from the advice.
 void write_tuning_files(const TuneRequest& rq, const std::vector<TuneRange>& ranges);
 
 // `tune --env/--env-grid`: every combination of the grid (and the baseline, the environment as

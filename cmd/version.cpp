@@ -5,8 +5,7 @@
 
 #include "cmd/subcommands.hpp"
 #include "cmd/version_info.hpp"
-#include "collectives/mpi/mpi_runtime.hpp"
-#include "collectives/nccl/nccl_backend.hpp"
+#include "collectives/registry.hpp"
 
 namespace cb {
 
@@ -16,9 +15,9 @@ int print_version(const std::string& nccl_library) {
   std::cout << fmt::format("commbench {}\n", commbench_version());
   std::cout << fmt::format("git commit: {}\n", commbench_git_commit());
   std::cout << fmt::format("build: {}\n", build_options());
-  // MPI_Get_library_version may be called before MPI_Init.
-  std::cout << fmt::format("MPI: {} ({})\n", mpi::library_version(), mpi::library_version_full());
-  for (const auto& line : nccl::version_lines(nccl_library)) std::cout << line << "\n";
+  BackendOptions options;
+  options.nccl_library = nccl_library;
+  for (const auto& line : backend_version_lines(options)) std::cout << line << "\n";
   return 0;
 }
 

@@ -9,39 +9,22 @@ namespace {
 using E = Extent;
 using B = BusFactor;
 
+// One row per collective, in enum order.
+// clang-format off
 const std::vector<CollectiveInfo> kCollectives = {
-    {Collective::AllReduce, "allreduce", {"all_reduce"}, true, false, E::One, E::One, B::AllReduce},
-    {Collective::AllGather,
-     "allgather",
-     {"all_gather"},
-     false,
-     false,
-     E::One,
-     E::PerRank,
-     B::NMinus1OverN},
-    {Collective::ReduceScatter,
-     "reduce_scatter",
-     {"reducescatter", "reduce_scatter_block"},
-     true,
-     false,
-     E::PerRank,
-     E::One,
-     B::NMinus1OverN},
-    {Collective::Broadcast, "broadcast", {"bcast"}, false, true, E::One, E::One, B::One},
-    {Collective::Reduce, "reduce", {}, true, true, E::One, E::One, B::One},
-    {Collective::AllToAll,
-     "alltoall",
-     {"all_to_all"},
-     false,
-     false,
-     E::PerRank,
-     E::PerRank,
-     B::NMinus1OverN},
-    {Collective::Gather, "gather", {}, false, true, E::One, E::PerRank, B::NMinus1OverN},
-    {Collective::Scatter, "scatter", {}, false, true, E::PerRank, E::One, B::NMinus1OverN},
-    {Collective::SendRecv, "sendrecv", {"send_recv"}, false, false, E::One, E::One, B::One},
-    {Collective::Barrier, "barrier", {}, false, false, E::None, E::None, B::None},
+    // id                      name              aliases                                    reduces rooted send         recv         bus
+    {Collective::AllReduce,     "allreduce",      {"all_reduce"},                            true,   false, E::One,     E::One,     B::AllReduce},
+    {Collective::AllGather,     "allgather",      {"all_gather"},                            false,  false, E::One,     E::PerRank, B::NMinus1OverN},
+    {Collective::ReduceScatter, "reduce_scatter", {"reducescatter", "reduce_scatter_block"}, true,   false, E::PerRank, E::One,     B::NMinus1OverN},
+    {Collective::Broadcast,     "broadcast",      {"bcast"},                                 false,  true,  E::One,     E::One,     B::One},
+    {Collective::Reduce,        "reduce",         {},                                        true,   true,  E::One,     E::One,     B::One},
+    {Collective::AllToAll,      "alltoall",       {"all_to_all"},                            false,  false, E::PerRank, E::PerRank, B::NMinus1OverN},
+    {Collective::Gather,        "gather",         {},                                        false,  true,  E::One,     E::PerRank, B::NMinus1OverN},
+    {Collective::Scatter,       "scatter",        {},                                        false,  true,  E::PerRank, E::One,     B::NMinus1OverN},
+    {Collective::SendRecv,      "sendrecv",       {"send_recv"},                             false,  false, E::One,     E::One,     B::One},
+    {Collective::Barrier,       "barrier",        {},                                        false,  false, E::None,    E::None,    B::None},
 };
+// clang-format on
 
 }  // namespace
 

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
+#include <memory>
 #include <set>
 
+#include "collectives/memory_check.hpp"
 #include "common/error.hpp"
 
 namespace cb {
@@ -137,6 +140,46 @@ BufferNeeds buffer_needs(const std::vector<Case>& cases, int nranks) {
     }
   }
   return need;
+}
+
+std::vector<std::vector<Case>> plan_backends(const std::vector<std::unique_ptr<Backend>>& backends,
+                                             const SweepOptions& sweep, bool report) {
+  const bool forced_algorithms = std::any_of(sweep.algorithms.begin(), sweep.algorithms.end(),
+                                             [](const std::string& a) { return a != "default"; });
+  for (auto& b : backends) {
+    std::string why = forced_algorithms ? b->algorithms_unavailable() : std::string();
+    if (report && !why.empty()) {
+      std::cerr << "commbench: warning: " << b->name() << ": " << why << "; running default only\n";
+    }
+  }
+  std::vector<std::vector<Case>> plans;
+  std::vector<std::string> notes;
+  std::size_t total = 0;
+  for (auto& b : backends) {
+    plans.push_back(plan_cases(*b, sweep, b->size(), notes));  // several GPUs per process
+    total += plans.back().size();
+  }
+  if (report) {
+    for (const auto& n : notes) std::cerr << "commbench: note: " << n << "\n";
+  }
+  if (total == 0) usage_error("nothing to run: no backend offers the requested combination");
+  return plans;
+}
+
+void check_host_memory(Control& control, int ranks_here,
+                       const std::vector<std::unique_ptr<Backend>>& backends,
+                       const std::vector<std::vector<Case>>& plans) {
+  BufferNeeds worst;  // backends run one after another: the largest one counts
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    if (backends[i]->memory().kind() != MemoryKind::Host) continue;
+    BufferNeeds n = buffer_needs(plans[i], backends[i]->size());
+    if (n.send + n.recv > worst.send + worst.recv) worst = n;
+  }
+  std::string mine =
+      host_memory_shortfall(worst.send, worst.recv, ranks_here, available_host_memory());
+  for (const auto& verdict : control.allgather(mine)) {
+    if (!verdict.empty()) usage_error("{}", verdict);
+  }
 }
 
 }  // namespace cb

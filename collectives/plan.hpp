@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,11 +44,24 @@ std::vector<std::uint64_t> sweep_sizes(const SweepOptions& o);
 std::vector<Case> plan_cases(const Backend& backend, const SweepOptions& o, int nranks,
                              std::vector<std::string>& notes);
 
+// Every backend's cases (plans[i] for backends[i]), before anything is measured so bad
+// combinations fail fast. With `report` (rank 0), prints the planning notes and a warning for a
+// backend that cannot force the requested algorithms. Usage error when nothing is left to run.
+std::vector<std::vector<Case>> plan_backends(const std::vector<std::unique_ptr<Backend>>& backends,
+                                             const SweepOptions& sweep, bool report);
+
 // Largest send / receive (or in-place) buffer, in bytes, over `cases`.
 struct BufferNeeds {
   std::uint64_t send = 0;
   std::uint64_t recv = 0;
 };
 BufferNeeds buffer_needs(const std::vector<Case>& cases, int nranks);
+
+// The host buffers of every rank on each host against that host's available memory, before any
+// is allocated; every rank learns every host's verdict so that all stop together (usage error).
+// Collective over `control`; `ranks_here` ranks share this rank's host.
+void check_host_memory(Control& control, int ranks_here,
+                       const std::vector<std::unique_ptr<Backend>>& backends,
+                       const std::vector<std::vector<Case>>& plans);
 
 }  // namespace cb

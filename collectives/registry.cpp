@@ -1,30 +1,58 @@
 #include "collectives/registry.hpp"
 
+#include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <utility>
 
 #include "collectives/mpi/mpi_backend.hpp"
 #include "collectives/mpi/mpi_cuda_aware.hpp"
+#include "collectives/mpi/mpi_runtime.hpp"
+#include "collectives/mpi/mpi_tuning.hpp"
 #include "collectives/nccl/nccl_backend.hpp"
+#include "collectives/nccl/nccl_choices.hpp"
+#include "collectives/nccl/nccl_tuning.hpp"
+#include "collectives/watchdog.hpp"
 #include "common/error.hpp"
 #ifdef COMMBENCH_HAVE_GLOO
 #include "collectives/gloo/gloo_backend.hpp"
+#include "collectives/gloo/gloo_transport.hpp"
 #endif
 
 namespace cb {
 
 const std::vector<BackendEntry>& backend_registry() {
   static const std::vector<BackendEntry> kEntries = {
-      {"mpi", "MPI collectives on host memory (device memory with a CUDA-aware MPI)",
-       [](const BackendOptions&) { return std::string(); },
-       [](const BackendOptions& o) { return mpi::make_backend(mpi::make_memory(o)); }},
+      {.name = "mpi",
+       .description = "MPI collectives on host memory (device memory with a CUDA-aware MPI)",
+       .unavailable_reason = [](const BackendOptions&) { return std::string(); },
+       .create = [](const BackendOptions& o) { return mpi::make_backend(mpi::make_memory(o)); },
+       .version_lines = [](const BackendOptions&) { return mpi::version_lines(); },
+       .needs_mpi_launcher = true,
+       .tuning_files = {{"--emit-ompi-rules",
+                         "write an Open MPI coll/tuned dynamic rules file for the mpi results",
+                         mpi::ompi_rules_file}}},
 #ifdef COMMBENCH_HAVE_GLOO
-      {"gloo", "Gloo collectives over TCP on host memory",
-       [](const BackendOptions&) { return std::string(); },
-       [](const BackendOptions& o) { return gloo_backend::make_backend(o); }},
+      {.name = "gloo",
+       .description = "Gloo collectives over TCP on host memory",
+       .unavailable_reason = [](const BackendOptions&) { return std::string(); },
+       .create = [](const BackendOptions& o) { return gloo_backend::make_backend(o); },
+       .check_options =
+           [](const BackendOptions& o) {
+             if (!o.gloo_iface.empty()) gloo_backend::check_interface(o.gloo_iface);
+           }},
 #endif
       // Built with or without CUDA; without, it reports that (collectives/nccl/no_cuda.cpp).
-      {"nccl", "NCCL collectives on GPU memory (libnccl loaded at run time)",
-       nccl::unavailable_reason, nccl::make_backend},
+      {.name = "nccl",
+       .description = "NCCL collectives on GPU memory (libnccl loaded at run time)",
+       .unavailable_reason = nccl::unavailable_reason,
+       .create = nccl::make_backend,
+       .apply_choices = nccl::apply_run_choices,
+       .version_lines = [](const BackendOptions& o) { return nccl::version_lines(o.nccl_library); },
+       .tuning_files = {{"--emit-nccl-tuner",
+                         "write an NCCL tuner-plugin configuration (CSV) for the nccl results",
+                         nccl::nccl_tuner_file}}},
   };
   return kEntries;
 }
@@ -73,6 +101,69 @@ std::string why_unavailable(const BackendEntry& entry, const BackendOptions& opt
   } catch (const Error& e) {
     return e.what();
   }
+}
+
+void check_backend_options(const BackendOptions& options) {
+  for (const auto& e : backend_registry()) {
+    if (e.check_options) e.check_options(options);
+  }
+}
+
+void apply_run_choices(const RunChoices& choices, SweepOptions& sweep) {
+  for (const auto& e : backend_registry()) {
+    if (e.apply_choices) e.apply_choices(choices, sweep);
+  }
+}
+
+const std::vector<TuningFile>& tuning_files() {
+  static const std::vector<TuningFile> kFiles = [] {
+    std::vector<TuningFile> files;
+    for (const auto& e : backend_registry()) {
+      files.insert(files.end(), e.tuning_files.begin(), e.tuning_files.end());
+    }
+    return files;
+  }();
+  return kFiles;
+}
+
+std::vector<std::string> backend_version_lines(const BackendOptions& options) {
+  std::vector<std::string> lines;
+  for (const auto& e : backend_registry()) {
+    if (!e.version_lines) continue;
+    for (auto& line : e.version_lines(options)) lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+std::vector<std::string> resolve_backends(const std::vector<std::string>& requested, bool given,
+                                          const BackendOptions& bo, std::string& why) {
+  std::vector<std::string> names;
+  if (!given) {
+    BackendChoice c = default_backends(bo.launch, bo);
+    why = c.why;
+    return c.names;
+  }
+  for (const auto& n : requested) {
+    if (!find_backend(n)) {
+      usage_error("unknown backend '{}': this build offers {}", n, backend_names());
+    }
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  }
+  if (names.empty()) usage_error("empty --backends list: this build offers {}", backend_names());
+  return names;
+}
+
+void create_backends(const std::vector<std::string>& names, const BackendOptions& o,
+                     Watchdog& watchdog, std::vector<std::unique_ptr<Backend>>& backends) {
+  for (const auto& name : names) {
+    const BackendEntry* entry = find_backend(name);
+    watchdog.arm(fmt::format("{} communicator set-up", name));
+    if (std::string why = entry->unavailable_reason(o); !why.empty()) {
+      runtime_error("backend {} cannot run here: {}", name, why);
+    }
+    backends.push_back(entry->create(o));
+  }
+  watchdog.disarm();
 }
 
 }  // namespace cb

@@ -8,6 +8,8 @@
 
 #include "collectives/backend.hpp"
 #include "collectives/launch.hpp"
+#include "collectives/plan.hpp"
+#include "collectives/tuning.hpp"
 
 namespace cb {
 
@@ -31,6 +33,15 @@ struct BackendOptions {
   int gpus_per_process = 1;    // --gpus: GPUs each process drives (nccl)
 };
 
+// What a run's flags chose, for each backend's own checks and defaults before anything runs.
+struct RunChoices {
+  std::vector<std::string> backends;  // as resolved from -B
+  MemoryKind memory = MemoryKind::Host;
+  bool memory_given = false;     // --memory
+  bool max_bytes_given = false;  // -e
+  int gpus = 1;                  // --gpus
+};
+
 struct BackendEntry {
   std::string name;
   std::string description;
@@ -38,6 +49,17 @@ struct BackendEntry {
   // else the reason it cannot.
   std::function<std::string(const BackendOptions&)> unavailable_reason;
   std::function<std::unique_ptr<Backend>(const BackendOptions&)> create;
+  // Checks of this backend's own options, when the flags are read (may be empty).
+  std::function<void(const BackendOptions&)> check_options = {};
+  // Checks of the run's choices as far as they concern this backend, and its defaults for the
+  // sweep (may be empty). Called for every registered backend, chosen or not.
+  std::function<void(const RunChoices&, SweepOptions&)> apply_choices = {};
+  // Lines this backend adds to `commbench version` (may be empty).
+  std::function<std::vector<std::string>(const BackendOptions&)> version_lines = {};
+  // Its ranks must be started by the MPI launcher (the local launcher cannot start them).
+  bool needs_mpi_launcher = false;
+  // Files it can write from `tune` advice (--emit-...).
+  std::vector<TuningFile> tuning_files = {};
 };
 
 // unavailable_reason for listing and for choosing defaults, where a backend nobody asked for must
@@ -57,5 +79,24 @@ BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& o
 const std::vector<BackendEntry>& backend_registry();
 const BackendEntry* find_backend(const std::string& name);
 std::string backend_names();  // "mpi, gloo, nccl" as built
+
+// Every registered backend's check_options / apply_choices / version_lines, in registry order.
+void check_backend_options(const BackendOptions& options);
+// Every backend's tuning_files, in registry order.
+const std::vector<TuningFile>& tuning_files();
+void apply_run_choices(const RunChoices& choices, SweepOptions& sweep);
+std::vector<std::string> backend_version_lines(const BackendOptions& options);
+
+// The backends -B named (`requested`, duplicates dropped; usage error on unknown names or an
+// empty list), or with no -B (`given` false) default_backends for this launch, with `why` set to
+// its reason (`why` stays empty for -B).
+std::vector<std::string> resolve_backends(const std::vector<std::string>& requested, bool given,
+                                          const BackendOptions& options, std::string& why);
+
+// Creates the named backends in order into `backends`, each set-up under the watchdog; one that
+// cannot run here is a runtime error naming why (those created before it stay in `backends`, so
+// the caller decides when their connections close).
+void create_backends(const std::vector<std::string>& names, const BackendOptions& options,
+                     Watchdog& watchdog, std::vector<std::unique_ptr<Backend>>& backends);
 
 }  // namespace cb

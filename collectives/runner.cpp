@@ -10,36 +10,12 @@
 #include <string_view>
 #include <thread>
 
+#include "collectives/fault_injection.hpp"
 #include "common/units.hpp"
 
 namespace cb {
 
 namespace {
-
-// Test-only fault injection, documented in the README: makes one rank hang inside the timed
-// loop, or corrupts one element of its validated result.
-void parse_fault(int& hang_rank, int& corrupt_rank) {
-  const char* env = std::getenv("COMMBENCH_TEST_FAULT");
-  if (!env) return;
-  std::string_view f(env);
-  auto colon = f.find(':');
-  if (colon == std::string_view::npos) return;
-  int rank = std::atoi(std::string(f.substr(colon + 1)).c_str());
-  if (f.substr(0, colon) == "hang") hang_rank = rank;
-  if (f.substr(0, colon) == "corrupt") corrupt_rank = rank;
-}
-
-// COMMBENCH_TEST_FAULT=die:R: rank R kills itself with SIGKILL inside the timed loop, as a
-// crashed rank would (tests the launcher's failure handling).
-int fault_die_rank() {
-  static const int rank = [] {
-    const char* env = std::getenv("COMMBENCH_TEST_FAULT");
-    std::string_view f(env ? env : "");
-    if (f.substr(0, 4) != "die:") return -1;
-    return std::atoi(std::string(f.substr(4)).c_str());
-  }();
-  return rank;
-}
 
 std::byte* at(void* base, std::uint64_t elements, DType t) {
   return static_cast<std::byte*>(base) + elements * info(t).size;
@@ -57,7 +33,6 @@ Runner::Runner(Backend& backend, Control& control, Watchdog& watchdog, RunnerOpt
       needs_(buffer_needs(cases, backend.size())) {
   send_ = memory_.allocate(needs_.send);
   recv_ = memory_.allocate(needs_.recv);
-  parse_fault(fault_hang_rank_, fault_corrupt_rank_);
   diagnostics_ = TimingDiagnostics::from_environment();
 }
 
@@ -75,8 +50,8 @@ CollectiveCall Runner::call_for(const Case& c) const {
 double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
                          IterationTimer* timer, std::vector<double>* samples) {
   watchdog_.rearm();
-  if (comm.rank() == fault_die_rank()) std::raise(SIGKILL);
-  if (comm.rank() == fault_hang_rank_) {
+  if (comm.rank() == test_fault().die_rank) std::raise(SIGKILL);
+  if (comm.rank() == test_fault().hang_rank) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // never enters the call
   }
   std::unique_ptr<IterationTimer> own;
@@ -169,7 +144,7 @@ std::optional<std::uint64_t> Runner::validate(Communicator& comm, const Case& c,
           at(local.recv, comm.in_place_output_offset(c.collective, rank + l, c.count), c.dtype);
     }
     std::vector<Segment> segments = comm.expected(local);
-    if (rank + l == fault_corrupt_rank_ && !segments.empty()) {
+    if (rank + l == test_fault().corrupt_rank && !segments.empty()) {
       memory_.corrupt(at(result, segments.front().dst_offset, c.dtype), info(c.dtype).size);
     }
     for (const auto& s : segments) {

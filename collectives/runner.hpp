@@ -62,8 +62,6 @@ class Runner {
   void* recv_ = nullptr;
   std::uint64_t progress_ = 0;
   std::unique_ptr<TimingDiagnostics> diagnostics_;  // COMMBENCH_DIAGNOSTICS
-  int fault_hang_rank_ = -1;     // test-only fault injection: COMMBENCH_TEST_FAULT=hang:R
-  int fault_corrupt_rank_ = -1;  // COMMBENCH_TEST_FAULT=corrupt:R
 };
 
 // The record for a measured case (timings, sizes, bandwidths).

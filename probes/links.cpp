@@ -1,17 +1,15 @@
 #include "probes/links.hpp"
 
 #include <fmt/format.h>
-#include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
-#include <ctime>
+#include <cstring>
 #include <map>
 #include <ostream>
 #include <set>
 
-#include "collectives/launch.hpp"
-#include "collectives/mpi/mpi_runtime.hpp"
 #include "common/error.hpp"
 #include "common/host_name.hpp"
 #include "common/schema.hpp"
@@ -23,48 +21,40 @@ namespace cb {
 
 namespace {
 
-constexpr int kDataTag = 701, kAckTag = 702, kPingTag = 703;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // One sample: `window` messages from `src` to `dst`, then a one-byte acknowledgement; the
 // sender's clock runs from the first send to the acknowledgement. Returns seconds at `src`.
-double bandwidth_round(MPI_Comm comm, int me, int src, int dst, std::vector<char>& buf,
+double bandwidth_round(Control& control, int me, int src, int dst, std::vector<char>& buf,
                        const LinksOptions& o) {
-  std::vector<MPI_Request> reqs(static_cast<std::size_t>(o.window));
-  const int count = static_cast<int>(o.bytes);
   char ack = 0;
   if (me == src) {
-    double t0 = MPI_Wtime();
-    for (int w = 0; w < o.window; ++w) {
-      mpi::check(MPI_Isend(buf.data(), count, MPI_BYTE, dst, kDataTag, comm,
-                           &reqs[static_cast<std::size_t>(w)]),
-                 "MPI_Isend");
-    }
-    mpi::check(MPI_Waitall(o.window, reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-    mpi::check(MPI_Recv(&ack, 1, MPI_BYTE, dst, kAckTag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
-    return MPI_Wtime() - t0;
+    auto t0 = Clock::now();
+    control.send(dst, buf.data(), o.bytes, o.window);
+    control.recv(dst, &ack, 1);
+    return seconds_since(t0);
   }
-  for (int w = 0; w < o.window; ++w) {
-    mpi::check(MPI_Irecv(buf.data(), count, MPI_BYTE, src, kDataTag, comm,
-                         &reqs[static_cast<std::size_t>(w)]),
-               "MPI_Irecv");
-  }
-  mpi::check(MPI_Waitall(o.window, reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-  mpi::check(MPI_Send(&ack, 1, MPI_BYTE, src, kAckTag, comm), "MPI_Send");
+  control.recv(src, buf.data(), o.bytes, o.window);
+  control.send(src, &ack, 1);
   return 0;
 }
 
 // `iters` 8-byte round trips between a and b; appends each one's one-way microseconds at `a`.
-void pingpong(MPI_Comm comm, int me, int a, int b, int iters, std::vector<double>& us) {
+void pingpong(Control& control, int me, int a, int b, int iters, std::vector<double>& us) {
   char msg[8] = {};
   for (int i = 0; i < iters; ++i) {
-    double t0 = MPI_Wtime();
+    auto t0 = Clock::now();
     if (me == a) {
-      mpi::check(MPI_Send(msg, 8, MPI_BYTE, b, kPingTag, comm), "MPI_Send");
-      mpi::check(MPI_Recv(msg, 8, MPI_BYTE, b, kPingTag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
-      us.push_back((MPI_Wtime() - t0) / 2.0 * 1e6);
+      control.send(b, msg, sizeof msg);
+      control.recv(b, msg, sizeof msg);
+      us.push_back(seconds_since(t0) / 2.0 * 1e6);
     } else {
-      mpi::check(MPI_Recv(msg, 8, MPI_BYTE, a, kPingTag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
-      mpi::check(MPI_Send(msg, 8, MPI_BYTE, a, kPingTag, comm), "MPI_Send");
+      control.recv(a, msg, sizeof msg);
+      control.send(a, msg, sizeof msg);
     }
   }
 }
@@ -72,56 +62,30 @@ void pingpong(MPI_Comm comm, int me, int a, int b, int iters, std::vector<double
 // Best bandwidth (GB/s) of `repeats` samples from `src` to `dst` after one warm-up; meaningful
 // at `src`. The best, not the median: on a shared machine a descheduled rank only ever makes a
 // link look slower, and a link throttled below a rate never beats it.
-double bandwidth(MPI_Comm comm, int me, int src, int dst, std::vector<char>& buf,
+double bandwidth(Control& control, int me, int src, int dst, std::vector<char>& buf,
                  const LinksOptions& o) {
-  bandwidth_round(comm, me, src, dst, buf, o);  // connection set-up, registration
+  bandwidth_round(control, me, src, dst, buf, o);  // connection set-up, registration
   double best = 1e300;
   for (int k = 0; k < o.repeats; ++k)
-    best = std::min(best, bandwidth_round(comm, me, src, dst, buf, o));
+    best = std::min(best, bandwidth_round(control, me, src, dst, buf, o));
   return static_cast<double>(o.bytes) * o.window / best / 1e9;
 }
 
 // The median one-way time of repeats x latency_iters round trips after a warm-up (the median
 // of single round trips: a stalled one does not move it).
-double latency(MPI_Comm comm, int me, int a, int b, const LinksOptions& o) {
+double latency(Control& control, int me, int a, int b, const LinksOptions& o) {
   std::vector<double> warm, us;
-  pingpong(comm, me, a, b, std::max(1, o.latency_iters / 10), warm);
-  pingpong(comm, me, a, b, o.repeats * o.latency_iters, us);
+  pingpong(control, me, a, b, std::max(1, o.latency_iters / 10), warm);
+  pingpong(control, me, a, b, o.repeats * o.latency_iters, us);
   return me == a ? median_of(us) : 0;
-}
-
-// A barrier that sleeps while it waits: ranks with no partner in a round must leave the cores to
-// the pairs being measured (a polling MPI_Barrier takes a whole core each).
-void quiet_barrier(MPI_Comm comm) {
-  MPI_Request req;
-  mpi::check(MPI_Ibarrier(comm, &req), "MPI_Ibarrier");
-  int done = 0;
-  while (true) {
-    mpi::check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    if (done) return;
-    struct timespec pause = {0, 200000};  // 0.2 ms
-    nanosleep(&pause, nullptr);
-  }
-}
-
-std::vector<std::string> gather_hosts(MPI_Comm comm, int n) {
-  std::string me = host_name();
-  char name[256] = {};
-  std::snprintf(name, sizeof name, "%s", me.c_str());
-  std::vector<char> names(static_cast<std::size_t>(n) * sizeof name);
-  mpi::check(MPI_Allgather(name, sizeof name, MPI_CHAR, names.data(), sizeof name, MPI_CHAR, comm),
-             "MPI_Allgather");
-  std::vector<std::string> hosts;
-  for (int i = 0; i < n; ++i)
-    hosts.emplace_back(names.data() + static_cast<std::size_t>(i) * sizeof name);
-  return hosts;
 }
 
 constexpr int kConfirmPasses = 2;
 
 // Measures each pair (a < b) at the same time: a -> b, then b -> a, then latency, each phase
-// started together. Appends what this rank measured as sender to `mine`.
-void measure_round(MPI_Comm comm, int rank, const std::vector<std::pair<int, int>>& pairs,
+// started together. Appends what this rank measured as sender to `mine`. Ranks with no partner
+// wait in a barrier that leaves the cores to the pairs being measured.
+void measure_round(Control& control, int rank, const std::vector<std::pair<int, int>>& pairs,
                    std::vector<char>& buf, const LinksOptions& o, std::vector<double>& mine) {
   int a = -1, b = -1;
   for (const auto& [x, y] : pairs) {
@@ -132,32 +96,37 @@ void measure_round(MPI_Comm comm, int rank, const std::vector<std::pair<int, int
   }
   const bool in = a >= 0;
   double ab = 0, ba = 0, us = 0;
-  quiet_barrier(comm);
-  if (in) ab = bandwidth(comm, rank, a, b, buf, o);
-  quiet_barrier(comm);
-  if (in) ba = bandwidth(comm, rank, b, a, buf, o);
-  quiet_barrier(comm);
-  if (in) us = latency(comm, rank, a, b, o);
+  control.quiet_barrier();
+  if (in) ab = bandwidth(control, rank, a, b, buf, o);
+  control.quiet_barrier();
+  if (in) ba = bandwidth(control, rank, b, a, buf, o);
+  control.quiet_barrier();
+  if (in) us = latency(control, rank, a, b, o);
   if (in && rank == a) mine.insert(mine.end(), {double(a), double(b), ab, us});
   if (in && rank == b) mine.insert(mine.end(), {double(b), double(a), ba, -1});
 }
 
-// Every rank's `mine`, concatenated at rank 0 (empty elsewhere).
-std::vector<double> gather_at_0(MPI_Comm comm, int n, const std::vector<double>& mine) {
-  int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(n)), displs(static_cast<std::size_t>(n));
-  mpi::check(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm), "MPI_Gather");
-  int total = 0;
-  for (int i = 0; i < n; ++i) {
-    displs[static_cast<std::size_t>(i)] = total;
-    total += counts[static_cast<std::size_t>(i)];
+// Every rank's `mine`, concatenated in rank order, on every rank.
+std::vector<double> gather_all(Control& control, const std::vector<double>& mine) {
+  std::string bytes(mine.size() * sizeof(double), '\0');
+  if (!mine.empty()) std::memcpy(bytes.data(), mine.data(), bytes.size());
+  std::vector<double> all;
+  for (const auto& theirs : control.allgather(bytes)) {
+    std::size_t at = all.size();
+    all.resize(at + theirs.size() / sizeof(double));
+    if (!theirs.empty()) std::memcpy(all.data() + at, theirs.data(), theirs.size());
   }
-  std::vector<double> all(static_cast<std::size_t>(std::max(total, 1)));
-  mpi::check(MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(),
-                         MPI_DOUBLE, 0, comm),
-             "MPI_Gatherv");
-  all.resize(static_cast<std::size_t>(total));
   return all;
+}
+
+// What rank 0 holds, on every rank.
+std::vector<int> from_rank_0(Control& control, const std::vector<int>& mine) {
+  std::string bytes(mine.size() * sizeof(int), '\0');
+  if (!mine.empty()) std::memcpy(bytes.data(), mine.data(), bytes.size());
+  const std::string first = control.allgather(control.rank() == 0 ? bytes : std::string())[0];
+  std::vector<int> out(first.size() / sizeof(int));
+  if (!out.empty()) std::memcpy(out.data(), first.data(), first.size());
+  return out;
 }
 
 // Merges gathered measurements into r.pairs: new pairs are added, a pair measured again keeps
@@ -210,30 +179,26 @@ std::vector<int> suspects(const LinksResult& r) {
 
 }  // namespace
 
-LinksResult measure_links(const LinksOptions& o, int& rank) {
+void check_links_ranks(int nranks) {
+  if (nranks < 2) {
+    usage_error(
+        "probe links needs at least 2 ranks: launch it as mpirun -np N commbench probe links");
+  }
+}
+
+void check_links_options(const LinksOptions& o) {
   if (o.bytes == 0 || o.bytes > (1ULL << 30))
     usage_error("invalid --size {}: expected 1 byte to 1 GiB", o.bytes);
-  // Checked before MPI starts: a lone process would otherwise become an MPI singleton.
-  if (detect_launch().size < 2) {
-    usage_error(
-        "probe links needs at least 2 ranks: launch it as mpirun -np N commbench probe links");
-  }
-  mpi::ensure_initialized();
-  MPI_Comm comm;
-  mpi::check(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  int n = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &n);
-  if (n < 2) {
-    MPI_Comm_free(&comm);
-    usage_error(
-        "probe links needs at least 2 ranks: launch it as mpirun -np N commbench probe links");
-  }
+}
+
+LinksResult measure_links(const LinksOptions& o, Control& control) {
+  const int rank = control.rank();
+  const int n = control.size();
+  check_links_ranks(n);
   LinksResult r;
   r.nranks = n;
   r.options = o;
-  r.hosts = gather_hosts(comm, n);
+  r.hosts = control.allgather(host_name());
 
   // Who takes part: every rank, or the first rank on each host.
   std::map<std::string, int> per_host_count;
@@ -249,61 +214,51 @@ LinksResult measure_links(const LinksOptions& o, int& rank) {
   }
   const int p = static_cast<int>(r.participants.size());
   if (p < 2) {
-    MPI_Comm_free(&comm);
     usage_error("probe links --per-host needs ranks on at least 2 hosts (all {} are on {})", n,
                 r.hosts.front());
   }
   // The same schedule on every rank: rank 0 picks the sampling seed.
-  std::uint64_t seed = static_cast<std::uint64_t>(MPI_Wtime() * 1e6);
-  mpi::check(MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, comm), "MPI_Bcast");
+  std::uint64_t seed =
+      rank == 0 ? static_cast<std::uint64_t>(Clock::now().time_since_epoch().count()) : 0;
+  control.sum(&seed, 1);
   const std::vector<LinkRound> rounds =
       o.sample > 0 ? sampled_rounds(p, o.sample, seed) : tournament_rounds(p);
   r.rounds = static_cast<int>(rounds.size());
 
   std::vector<char> buf(o.bytes, 1);
-  quiet_barrier(comm);
-  const double t0 = MPI_Wtime();
+  control.quiet_barrier();
+  const auto t0 = Clock::now();
   std::vector<double> mine;  // src, dst, GB/s, us (-1: not measured there) per direction sent
   for (const auto& round : rounds) {
     std::vector<std::pair<int, int>> pairs;
     for (const auto& pair : round)
       pairs.emplace_back(r.participants[static_cast<std::size_t>(pair.a)],
                          r.participants[static_cast<std::size_t>(pair.b)]);
-    measure_round(comm, rank, pairs, buf, o, mine);
+    measure_round(control, rank, pairs, buf, o, mine);
   }
-  std::vector<double> all = gather_at_0(comm, n, mine);
-  if (rank == 0) {
-    add_measurements(r, all);
-    r.verdict = links_verdict(r.pairs, o.min_fraction);
-  }
+  add_measurements(r, gather_all(control, mine));
+  r.verdict = links_verdict(r.pairs, o.min_fraction);
   // Confirmation: the rank pairs behind each straggler are measured again, one pair at a time
   // with three times the samples, up to twice; each figure keeps its best. A rank descheduled by
   // other work on a shared machine only makes one measurement slow, a slow link stays slow.
+  // Rank 0's list of suspects is the one every rank follows.
   for (int pass = 0; pass < kConfirmPasses; ++pass) {
-    std::vector<int> again;  // a, b, a, b, ...
-    if (rank == 0) again = suspects(r);
-    int count = static_cast<int>(again.size());
-    mpi::check(MPI_Bcast(&count, 1, MPI_INT, 0, comm), "MPI_Bcast");
+    const std::vector<int> again = from_rank_0(control, suspects(r));  // a, b, a, b, ...
+    const int count = static_cast<int>(again.size());
     if (count == 0) break;
-    again.resize(static_cast<std::size_t>(count));
-    mpi::check(MPI_Bcast(again.data(), count, MPI_INT, 0, comm), "MPI_Bcast");
     mine.clear();
     LinksOptions longer = o;  // three times the samples
     longer.repeats = 3 * o.repeats;
     for (int k = 0; k + 1 < count; k += 2)
-      measure_round(comm, rank,
+      measure_round(control, rank,
                     {{again[static_cast<std::size_t>(k)], again[static_cast<std::size_t>(k + 1)]}},
                     buf, longer, mine);
-    all = gather_at_0(comm, n, mine);
-    if (rank == 0) {
-      add_measurements(r, all);
-      r.verdict = links_verdict(r.pairs, o.min_fraction);
-      r.confirmations += count / 2;
-    }
+    add_measurements(r, gather_all(control, mine));
+    r.verdict = links_verdict(r.pairs, o.min_fraction);
+    r.confirmations += count / 2;
   }
-  quiet_barrier(comm);
-  r.seconds = MPI_Wtime() - t0;
-  MPI_Comm_free(&comm);
+  control.quiet_barrier();
+  r.seconds = seconds_since(t0);
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/backend.hpp"
 #include "report/links_verdict.hpp"
 
 namespace cb {
@@ -41,8 +42,14 @@ struct LinksResult {
   LinksVerdict verdict;
 };
 
-// Collective over every rank; the result is complete on rank 0 only. Needs at least 2 ranks.
-LinksResult measure_links(const LinksOptions& options, int& rank);
+// Throws a usage Error on values out of range; checked before any rank starts talking.
+void check_links_options(const LinksOptions& options);
+// Throws a usage Error unless there are at least 2 ranks.
+void check_links_ranks(int nranks);
+// Collective over every rank of the run's control channel (MPI under mpirun/srun, Gloo over TCP
+// for ranks the local launcher started); the result is complete on every rank. Needs at least 2
+// ranks.
+LinksResult measure_links(const LinksOptions& options, Control& control);
 
 nlohmann::json links_to_json(const LinksResult& r);
 void print_links(const LinksResult& r, std::ostream& out);

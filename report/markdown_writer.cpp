@@ -7,15 +7,12 @@
 
 #include "common/units.hpp"
 #include "report/markdown.hpp"
+#include "report/record_text.hpp"
 #include "report/writer.hpp"
 
 namespace cb {
 
 namespace {
-
-std::string bandwidth(const std::optional<double>& v) {
-  return v ? fmt::format("{:.2f}", *v) : std::string("-");
-}
 
 class MarkdownWriter : public Writer {
  public:
@@ -26,29 +23,17 @@ class MarkdownWriter : public Writer {
 
   void finish() override {
     print_heading();
-    std::vector<std::string> collectives;
-    for (const auto& r : records_) {
-      if (std::find(collectives.begin(), collectives.end(), r.collective) == collectives.end()) {
-        collectives.push_back(r.collective);
-      }
-    }
-    for (const auto& c : collectives) print_table(c);
+    for (const auto& c : collective_order(records_)) print_table(c);
     if (records_.empty()) out_ << "No results.\n";
     out_ << std::flush;
   }
 
  private:
   void print_heading() {
-    std::string libs;
-    for (const auto& [backend, lib] : meta_.libraries) {
-      libs += fmt::format("{}{}: {}", libs.empty() ? "" : ", ", backend, lib);
-    }
     std::string hosts;
     for (const auto& h : meta_.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
-    out_ << fmt::format("### commbench {} · {} · {} rank{} on {} node{}{}\n\n",
-                        md_escape(meta_.version), md_escape(libs.empty() ? "no backend" : libs),
-                        meta_.nranks, meta_.nranks == 1 ? "" : "s", meta_.nnodes,
-                        meta_.nnodes == 1 ? "" : "s",
+    out_ << fmt::format("### commbench {} · {} · {}{}\n\n", md_escape(meta_.version),
+                        md_escape(libraries_text(meta_)), ranks_text(meta_),
                         hosts.empty() ? "" : " (" + md_escape(hosts) + ")");
     if (!meta_.command_line.empty()) {
       out_ << md_code(meta_.command_line);
@@ -70,7 +55,7 @@ class MarkdownWriter : public Writer {
                  r.root < 0 ? "-" : std::to_string(r.root),
                  md_escape(r.backend + "/" + series_algorithm(r)), md_escape(r.placement),
                  format_time_us(r.time_us), format_time_us(r.p50_us), format_time_us(r.p99_us),
-                 bandwidth(r.algbw_GBps), bandwidth(r.busbw_GBps),
+                 format_bandwidth(r.algbw_GBps), format_bandwidth(r.busbw_GBps),
                  r.wrong ? std::to_string(*r.wrong) : "N/A"});
     }
     out_ << "#### " << md_escape(collective) << "\n\n";

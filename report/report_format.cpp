@@ -12,13 +12,6 @@ namespace cb {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kExtensions = {{
-    {".txt", "table"},
-    {".csv", "csv"},
-    {".json", "json"},
-    {".md", "md"},
-}};
-
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -26,10 +19,33 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 bool accepts(const std::vector<std::string>& accepted, std::string_view f) {
-  return std::find(accepted.begin(), accepted.end(), f) != accepted.end();
+  return accepted.empty() || std::find(accepted.begin(), accepted.end(), f) != accepted.end();
 }
 
 }  // namespace
+
+const OutputFormat* output_format_for_path(const std::string& path,
+                                           const std::vector<std::string>& accepted) {
+  // Longest match first so ".gbench.json"-style compound extensions can win over ".json".
+  const OutputFormat* best = nullptr;
+  for (const auto& f : kOutputFormats) {
+    const auto& ext = f.extension;
+    if (accepts(accepted, f.name) && path.size() > ext.size() &&
+        path.compare(path.size() - ext.size(), ext.size(), ext) == 0 &&
+        (!best || ext.size() > best->extension.size())) {
+      best = &f;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> output_extensions(const std::vector<std::string>& accepted) {
+  std::vector<std::string> out;
+  for (const auto& f : kOutputFormats) {
+    if (accepts(accepted, f.name)) out.emplace_back(f.extension);
+  }
+  return out;
+}
 
 void check_report_format(std::string_view format, const std::vector<std::string>& accepted,
                          std::string_view option) {
@@ -40,16 +56,9 @@ void check_report_format(std::string_view format, const std::vector<std::string>
 
 std::string report_format_for_path(const std::string& path,
                                    const std::vector<std::string>& accepted) {
-  std::vector<std::string> extensions;
-  for (const auto& [ext, format] : kExtensions) {
-    if (!accepts(accepted, format)) continue;
-    extensions.emplace_back(ext);
-    if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) {
-      return std::string(format);
-    }
-  }
+  if (const OutputFormat* f = output_format_for_path(path, accepted)) return std::string(f->name);
   usage_error("cannot tell the format of output '{}' from its extension: expected one of {}", path,
-              join(extensions));
+              join(output_extensions(accepted)));
 }
 
 void check_output_directory(const std::string& path, bool streamed) {

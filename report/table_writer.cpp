@@ -10,6 +10,7 @@
 
 #include "common/text_table.hpp"
 #include "common/units.hpp"
+#include "report/record_text.hpp"
 #include "report/writer.hpp"
 
 namespace cb {
@@ -22,10 +23,6 @@ std::string placement_title(const std::string& p) {
   return p;
 }
 
-std::string bandwidth(const std::optional<double>& v) {
-  return v ? fmt::format("{:.2f}", *v) : std::string("-");
-}
-
 class TableWriter : public Writer {
  public:
   explicit TableWriter(std::ostream& out) : out_(out) {}
@@ -35,13 +32,7 @@ class TableWriter : public Writer {
 
   void finish() override {
     print_preamble();
-    std::vector<std::string> collectives;
-    for (const auto& r : records_) {
-      if (std::find(collectives.begin(), collectives.end(), r.collective) == collectives.end()) {
-        collectives.push_back(r.collective);
-      }
-    }
-    for (const auto& c : collectives) print_block(c);
+    for (const auto& c : collective_order(records_)) print_block(c);
     if (records_.empty()) out_ << "# no results\n";
     print_summary();
     print_outlier_warning();
@@ -53,13 +44,8 @@ class TableWriter : public Writer {
   using SeriesKey = std::tuple<std::string, std::string, std::string>;      // backend algo place
 
   void print_preamble() {
-    std::vector<std::string> libs;
-    for (const auto& [backend, lib] : meta_.libraries)
-      libs.push_back(fmt::format("{}: {}", backend, lib));
-    out_ << fmt::format("# commbench {} | {} | {} rank{} on {} node{}", meta_.version,
-                        libs.empty() ? "no backend" : fmt::format("{}", fmt::join(libs, ", ")),
-                        meta_.nranks, meta_.nranks == 1 ? "" : "s", meta_.nnodes,
-                        meta_.nnodes == 1 ? "" : "s");
+    out_ << fmt::format("# commbench {} | {} | {}", meta_.version, libraries_text(meta_),
+                        ranks_text(meta_));
     if (!meta_.hosts.empty()) out_ << fmt::format(" ({})", fmt::join(meta_.hosts, ","));
     out_ << "\n";
     if (!meta_.backend_choice.empty()) out_ << "# backends " << meta_.backend_choice << "\n";
@@ -119,8 +105,8 @@ class TableWriter : public Writer {
         if (is_barrier) {
           cells.push_back(format_time_us(r.p99_us));
         } else {
-          cells.push_back(bandwidth(r.algbw_GBps));
-          cells.push_back(bandwidth(r.busbw_GBps));
+          cells.push_back(format_bandwidth(r.algbw_GBps));
+          cells.push_back(format_bandwidth(r.busbw_GBps));
           cells.push_back(r.wrong ? std::to_string(*r.wrong) : "N/A");
         }
       }

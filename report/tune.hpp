@@ -8,20 +8,9 @@
 #include <vector>
 
 #include "report/record.hpp"
+#include "common/tune_range.hpp"
 
 namespace cb {
-
-struct TuneRange {
-  std::string backend, library, collective, dtype, op, placement;
-  int root = -1;
-  int nranks = 0;
-  int nnodes = 0;
-  std::uint64_t min_bytes = 0;  // first measured size in the range
-  std::uint64_t max_bytes = 0;  // last measured size in the range
-  std::string algorithm;        // recommended: "default" or a forced algorithm's name
-  double speedup = 1.0;         // geometric mean over the range of default time / chosen time
-  int sizes = 0;                // measured sizes in the range
-};
 
 struct TuneOptions {
   double min_gain = 0.02;   // a forced algorithm must beat default by at least this fraction...

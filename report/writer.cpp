@@ -23,44 +23,8 @@ namespace {
 
 using StreamFactory = std::function<std::unique_ptr<Writer>(std::ostream&)>;
 
-struct Format {
-  const char* name;       // --format value
-  const char* extension;  // --output extension
-  StreamFactory make;
-};
-
-const std::vector<Format>& formats() {
-  static const std::vector<Format> kFormats = {
-      {"table", ".txt", make_table_writer}, {"csv", ".csv", make_csv_writer},
-      {"json", ".json", make_json_writer},  {"jsonl", ".jsonl", make_jsonl_writer},
-      {"md", ".md", make_markdown_writer},  {"gbench", ".gbench.json", make_gbench_writer},
-  };
-  return kFormats;
-}
-
-std::string accepted_extensions() {
-  std::vector<std::string> extensions;
-  for (const auto& f : formats()) extensions.emplace_back(f.extension);
-  return fmt::format("{}", fmt::join(extensions, " "));
-}
-
-bool streamed(const Format& f) {
-  return std::string(f.extension) == ".jsonl";
-}
-
-const Format* by_extension(const std::string& path) {
-  // Longest match first so ".gbench.json"-style compound extensions can win over ".json".
-  const Format* best = nullptr;
-  std::size_t best_len = 0;
-  for (const auto& f : formats()) {
-    std::string ext = f.extension;
-    if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0 &&
-        ext.size() > best_len) {
-      best = &f;
-      best_len = ext.size();
-    }
-  }
-  return best;
+bool streamed(const OutputFormat& f) {
+  return f.name == "jsonl";
 }
 
 // Hands a writer's text to a file descriptor as each call completes, checked. The inner writer
@@ -142,21 +106,21 @@ class AtomicFileWriter : public Writer {
 
 std::vector<std::string> stdout_formats() {
   std::vector<std::string> out;
-  for (const auto& f : formats()) {
-    if (std::string(f.name) != "jsonl") out.push_back(f.name);
+  for (const auto& f : kOutputFormats) {
+    if (f.name != "jsonl") out.emplace_back(f.name);
   }
   return out;
 }
 
 std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream& out) {
-  for (const auto& f : formats()) {
+  for (const auto& f : kOutputFormats) {
     if (format == f.name) return f.make(out);
   }
   usage_error("unknown format '{}': expected one of {}", format, fmt::join(stdout_formats(), ", "));
 }
 
 std::unique_ptr<Writer> make_stdout_writer(std::string_view format) {
-  for (const auto& f : formats()) {
+  for (const auto& f : kOutputFormats) {
     if (format == f.name) {
       return std::make_unique<CheckedWriter>(STDOUT_FILENO, "standard output", false, f.make);
     }
@@ -165,16 +129,16 @@ std::unique_ptr<Writer> make_stdout_writer(std::string_view format) {
 }
 
 void check_output_path(const std::string& path) {
-  if (!by_extension(path)) {
+  if (!output_format_for_path(path)) {
     usage_error("cannot tell the format of output '{}' from its extension: expected one of {}",
-                path, accepted_extensions());
+                path, fmt::join(output_extensions(), " "));
   }
-  check_output_directory(path, streamed(*by_extension(path)));
+  check_output_directory(path, streamed(*output_format_for_path(path)));
 }
 
 std::unique_ptr<Writer> make_file_writer(const std::string& path) {
   check_output_path(path);
-  const Format* f = by_extension(path);
+  const OutputFormat* f = output_format_for_path(path);
   if (!streamed(*f)) return std::make_unique<AtomicFileWriter>(path, f->make);
   // JSONL streams to its final name from the start, so a crash keeps the records written.
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

@@ -43,7 +43,7 @@ if(COMMBENCH_GLOO AND Gloo_FOUND AND TARGET gloo)
     gloo/gloo_transport.cpp
   )
   target_link_libraries(cb_collectives PUBLIC gloo)
-  target_compile_definitions(cb_collectives PUBLIC COMMBENCH_HAVE_GLOO=1)
+  target_compile_definitions(cb_collectives PRIVATE COMMBENCH_HAVE_GLOO=1)
   set_source_files_properties(gloo/gloo_backend.cpp PROPERTIES
     COMPILE_DEFINITIONS "COMMBENCH_GLOO_VERSION=\"${_gloo_version}\"")
   message(STATUS "commbench: Gloo backend ON (Gloo ${_gloo_version})")

@@ -64,8 +64,23 @@ class GlooControl : public Control {
     }
     return out;
   }
+  void send(int peer, const void* data, std::size_t bytes, int count) override {
+    guarded("send (control)", [&] {
+      auto buf = context_->createUnboundBuffer(const_cast<void*>(data), bytes);
+      for (int i = 0; i < count; ++i) buf->send(peer, kPointSlot);
+      for (int i = 0; i < count; ++i) buf->waitSend();
+    });
+  }
+  void recv(int peer, void* data, std::size_t bytes, int count) override {
+    guarded("recv (control)", [&] {
+      auto buf = context_->createUnboundBuffer(data, bytes);
+      for (int i = 0; i < count; ++i) buf->recv(peer, kPointSlot);
+      for (int i = 0; i < count; ++i) buf->waitRecv();
+    });
+  }
 
  private:
+  static constexpr std::uint64_t kPointSlot = 701;
   template <typename T>
   void allreduce(T* v, std::size_t n, ReduceFn fn, const char* what) {
     if (n == 0) return;

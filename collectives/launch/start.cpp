@@ -8,6 +8,7 @@
 #include "collectives/launch/local_launcher.hpp"
 #include "collectives/launch/mpi_relaunch.hpp"
 #include "collectives/mpi/mpi_runtime.hpp"
+#include "collectives/registry.hpp"
 #include "common/error.hpp"
 #ifdef COMMBENCH_HAVE_GLOO
 #include "collectives/gloo/gloo_control.hpp"
@@ -49,7 +50,8 @@ int default_local_ranks() {
 bool needs_mpi_launcher(const std::vector<std::string>& backends) {
 #ifdef COMMBENCH_HAVE_GLOO
   for (const auto& b : backends) {
-    if (b == "mpi") return true;
+    const BackendEntry* e = find_backend(b);
+    if (e && e->needs_mpi_launcher) return true;
   }
   return false;
 #else

@@ -1,4 +1,5 @@
 #include <climits>
+#include <ctime>
 #include <vector>
 
 #include "collectives/mpi/mpi_algorithm_select.hpp"
@@ -27,6 +28,18 @@ class MpiControl : public Control {
   void barrier() override {
     ControlAlgorithms automatic;  // MPICH's own choice, whatever was forced
     check(MPI_Barrier(comm_), "MPI_Barrier (control)");
+  }
+  void quiet_barrier() override {
+    restore_default_algorithms();  // control collectives never run a forced MPICH algorithm
+    MPI_Request req;
+    check(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier (control)");
+    int done = 0;
+    while (true) {
+      check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test (control)");
+      if (done) return;
+      struct timespec pause = {0, 200000};  // 0.2 ms
+      nanosleep(&pause, nullptr);
+    }
   }
   void max(double* v, std::size_t n) override {
     ControlAlgorithms automatic;  // MPICH's own choice, whatever was forced
@@ -63,8 +76,38 @@ class MpiControl : public Control {
     }
     return out;
   }
+  void send(int peer, const void* data, std::size_t bytes, int count) override {
+    if (count == 1) {
+      check(MPI_Send(data, static_cast<int>(bytes), MPI_BYTE, peer, kPointTag, comm_),
+            "MPI_Send (control)");
+      return;
+    }
+    post_all(count, "MPI_Isend (control)", [&](MPI_Request* r) {
+      return MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, peer, kPointTag, comm_, r);
+    });
+  }
+  void recv(int peer, void* data, std::size_t bytes, int count) override {
+    if (count == 1) {
+      check(MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, peer, kPointTag, comm_,
+                     MPI_STATUS_IGNORE),
+            "MPI_Recv (control)");
+      return;
+    }
+    post_all(count, "MPI_Irecv (control)", [&](MPI_Request* r) {
+      return MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, peer, kPointTag, comm_, r);
+    });
+  }
 
  private:
+  // `count` non-blocking calls from `post`, then waits for all of them.
+  template <typename Post>
+  static void post_all(int count, const char* what, Post post) {
+    std::vector<MPI_Request> reqs(static_cast<std::size_t>(count));
+    for (auto& r : reqs) check(post(&r), what);
+    check(MPI_Waitall(count, reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall (control)");
+  }
+
+  static constexpr int kPointTag = 701;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;

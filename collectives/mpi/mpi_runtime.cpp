@@ -1,5 +1,7 @@
 #include "collectives/mpi/mpi_runtime.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <regex>
 
@@ -71,6 +73,11 @@ std::string library_version() {
     return "Intel MPI " + m[1].str();
   }
   return library_version_full();
+}
+
+std::vector<std::string> version_lines() {
+  // MPI_Get_library_version may be called before MPI_Init.
+  return {fmt::format("MPI: {} ({})", library_version(), library_version_full())};
 }
 
 }  // namespace cb::mpi

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collectives/backend.hpp"
 
@@ -14,6 +15,8 @@ void ensure_initialized();
 bool initialized();
 std::string library_version();       // "Open MPI 4.1.4", "MPICH 4.0.2"
 std::string library_version_full();  // MPI_Get_library_version's first line
+// For `commbench version`: "MPI: Open MPI 4.1.4 (...)"; callable before MPI_Init.
+std::vector<std::string> version_lines();
 // Throws a runtime Error naming `what` and MPI's message unless rc is MPI_SUCCESS.
 void check(int rc, const char* what);
 

@@ -10,8 +10,10 @@ target_sources(cb_collectives PRIVATE
   nccl/env_slot.cpp
   nccl/nccl_policy.cpp
   nccl/nccl_algorithms.cpp
+  nccl/nccl_choices.cpp
   nccl/nccl_info.cpp
   nccl/nccl_library.cpp
+  nccl/nccl_tuning.cpp
   nccl/tuning_capture.cpp
   nccl/tuning_log.cpp
   mpi/mpi_cuda_aware.cpp

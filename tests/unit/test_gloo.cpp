@@ -18,22 +18,10 @@
 #include "collectives/plan.hpp"
 #include "collectives/runner.hpp"
 #include "collectives/watchdog.hpp"
+#include "temp_dir.hpp"
 
 namespace cb::gloo_backend {
 namespace {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (std::filesystem::temp_directory_path() / "cbgloo-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 TEST(GlooStore, EntriesRoundTrip) {
   std::vector<char> data = {'a', '\0', ':', 'z'};

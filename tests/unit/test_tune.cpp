@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "cmd/tune_files.hpp"
+#include "collectives/nccl/nccl_tuning.hpp"
 #include "report/tune.hpp"
 
 namespace cb {
+
+using nccl::nccl_tuner_file;
 namespace {
 
 ResultRecord rec(const std::string& algo, std::uint64_t bytes, double time_us, double cv = 0.01,

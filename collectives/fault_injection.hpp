@@ -1,0 +1,16 @@
+// Test-only fault injection, documented in the README: COMMBENCH_TEST_FAULT=KIND:R makes rank R
+// hang inside the timed loop (hang), corrupt one element of its validated result (corrupt), or
+// kill itself with SIGKILL inside the timed loop as a crashed rank would (die). Read once.
+#pragma once
+
+namespace cb {
+
+struct TestFault {
+  int hang_rank = -1;
+  int corrupt_rank = -1;
+  int die_rank = -1;
+};
+
+const TestFault& test_fault();
+
+}  // namespace cb

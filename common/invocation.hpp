@@ -1,0 +1,14 @@
+// The command line this process was started with, as recorded in every result file's meta.
+#pragma once
+
+#include <string>
+
+namespace cb {
+
+// The original command line, shell-quoted where needed.
+std::string command_line(int argc, char** argv);
+// The command line of this process, as recorded by main().
+void set_invocation(std::string line);
+const std::string& invocation();
+
+}  // namespace cb

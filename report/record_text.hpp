@@ -1,0 +1,22 @@
+// What the human-facing writers (table, Markdown) show alike: bandwidth figures, the run's
+// libraries and size, and the order collectives appear in.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/record.hpp"
+
+namespace cb {
+
+// "12.34" (GB/s, two decimals), or "-" where there is none (barrier).
+std::string format_bandwidth(const std::optional<double>& gbps);
+// "mpi: Open MPI 4.1.4, gloo: ..." or "no backend".
+std::string libraries_text(const RunMeta& meta);
+// "3 ranks on 1 node".
+std::string ranks_text(const RunMeta& meta);
+// Collective names in order of first appearance.
+std::vector<std::string> collective_order(const std::vector<ResultRecord>& records);
+
+}  // namespace cb
