@@ -30,7 +30,7 @@ class MpiControl : public Control {
     check(MPI_Barrier(comm_), "MPI_Barrier (control)");
   }
   void quiet_barrier() override {
-    restore_default_algorithms();  // control collectives never run a forced MPICH algorithm
+    ControlAlgorithms automatic;  // MPICH's own choice, whatever was forced
     MPI_Request req;
     check(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier (control)");
     int done = 0;
