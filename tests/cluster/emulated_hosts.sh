@@ -125,8 +125,11 @@ AGENT
   local ompi="--mca plm_rsh_agent $dir/agent --mca oob_tcp_if_include $net.0/24"
   ompi+=" --mca btl_tcp_if_include $net.0/24 --mca btl self,tcp,vader --bind-to none"
   # UCX (MPICH ch4:ucx) would reach the other "hosts" through shared memory, as they share this
-  # kernel's /dev/shm: TCP only, so that traffic crosses the emulated links.
+  # kernel's /dev/shm: TCP only, so that traffic crosses the emulated links; and over eth0 only:
+  # every host's lo is 127.0.0.1 too, and a peer that connects there reaches itself (messages
+  # past UCX's eager size then never arrive).
   local hydra="-launcher rsh -launcher-exec $dir/agent -iface $br -genv UCX_TLS tcp,self"
+  hydra+=" -genv UCX_NET_DEVICES eth0"
   cat >"$dir/env" <<ENV
 CB_CLUSTER_ID=$id
 CB_CLUSTER_DIR=$dir
