@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cmath>
 
+#include "common/checked_write.hpp"
+
 namespace cb {
 
 namespace {
@@ -189,6 +191,24 @@ void ProgressDisplay::print(std::string_view text) {
     write_locked("\r" + last_bar_ + "\x1b[K");
     drawn_ = true;
   }
+}
+
+void ProgressDisplay::print_to(int fd, std::string_view text, const std::string& name) {
+  std::lock_guard lock(mu_);
+  const bool redraw = drawn_;
+  erase_locked();
+  auto draw_again = [&] {
+    if (!redraw) return;
+    write_locked("\r" + last_bar_ + "\x1b[K");
+    drawn_ = true;
+  };
+  try {
+    write_all(fd, text, name);
+  } catch (...) {
+    draw_again();
+    throw;
+  }
+  draw_again();
 }
 
 }  // namespace cb

@@ -97,6 +97,9 @@ class ProgressDisplay {
   // Other output for the same descriptor (whole lines): the bar is erased first and drawn again
   // below it.
   void print(std::string_view text);
+  // Output for another descriptor on the same terminal (stdout), whole lines: the bar is erased
+  // first and drawn again below it. Throws a runtime Error when `fd` cannot be written.
+  void print_to(int fd, std::string_view text, const std::string& name);
 
  private:
   void erase_locked();

@@ -156,8 +156,12 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
         lines.feed(buf, static_cast<std::size_t>(got));
       } else if (out.stdout_error.empty()) {
         try {
-          write_all(STDOUT_FILENO, std::string_view(buf, static_cast<std::size_t>(got)),
-                    "standard output");
+          const std::string_view data(buf, static_cast<std::size_t>(got));
+          if (command.pass_stdout) {
+            command.pass_stdout(data);
+          } else {
+            write_all(STDOUT_FILENO, data, "standard output");
+          }
         } catch (const Error& e) {
           out.stdout_error = e.what();  // keep draining, so that the ranks are not blocked
         }

@@ -19,6 +19,9 @@ struct LauncherCommand {
   std::vector<std::pair<std::string, std::string>> env;           // always set
   // Where the ranks' own `commbench:` lines go (whole lines); empty: straight to stderr.
   std::function<void(std::string_view)> pass_stderr;
+  // Where the launcher's stdout goes (it throws a runtime Error when it cannot be written);
+  // empty: straight to stdout.
+  std::function<void(std::string_view)> pass_stdout;
 };
 
 struct LauncherOutcome {

@@ -35,6 +35,7 @@ namespace {
 struct RankProgress {
   std::string socket;
   int stderr_fd = -1;
+  int stdout_fd = -1;
 };
 
 pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks, const std::string& dir,
@@ -56,6 +57,7 @@ pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks, con
   ::setenv(kRankStatusEnv, dir.c_str(), 1);
   if (!progress.socket.empty()) ::setenv(kProgressEnv, progress.socket.c_str(), 1);
   if (progress.stderr_fd >= 0) ::dup2(progress.stderr_fd, STDERR_FILENO);
+  if (progress.stdout_fd >= 0) ::dup2(progress.stdout_fd, STDOUT_FILENO);
   ::execv(exe.c_str(), argv.data());
   const char msg[] = "commbench: cannot start a rank: exec of this program failed\n";
   ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof(msg) - 1);
@@ -92,7 +94,9 @@ int run_local_ranks(const LocalLaunchOptions& o) {
   RankProgress rank_progress;
   if (o.progress != ProgressDisplay::Style::Off) {
     relay.emplace(o.progress, dir.path());
-    rank_progress = {relay->path(), relay->path().empty() ? -1 : relay->rank_stderr()};
+    if (!relay->path().empty()) {
+      rank_progress = {relay->path(), relay->rank_stderr(), relay->rank_stdout()};
+    }
   }
   const pid_t self = ::getpid();
   std::map<pid_t, int> running;  // pid -> rank
@@ -163,14 +167,18 @@ int run_local_ranks(const LocalLaunchOptions& o) {
     if (e.signaled || e.code != 0) begin_stop(o.grace_seconds);
   }
 
-  relay.reset();  // the ranks' last lines shown, the bar erased before any verdict
+  // The ranks' last lines shown, the bar erased before any verdict.
+  const std::string stdout_error = relay ? relay->finish() : std::string();
+  relay.reset();
   if (signals.caught()) {
     int sig = signals.caught();
     signals.clear();
     runtime_error("interrupted by signal {} ({}); ranks stopped", sig, ::strsignal(sig));
   }
   attach_rank_messages(dir.path(), exits, reaped_ns);
-  return report_rank_verdict(exits);
+  const int code = report_rank_verdict(exits);
+  if (code == 0 && !stdout_error.empty()) runtime_error("{}", stdout_error);
+  return code;
 }
 
 }  // namespace cb

@@ -128,9 +128,15 @@ int run_mpi_job(const MpiJob& job) {
     relay.emplace(job.progress, status_dir.path());
     if (!relay->path().empty()) cmd.env.emplace_back(kProgressEnv, relay->path());
     cmd.pass_stderr = [&relay](std::string_view line) { relay->print(line); };
+    cmd.pass_stdout = [&relay](std::string_view data) { relay->pass_stdout(data); };
   }
   LauncherOutcome out = run_launcher_child(cmd);
-  relay.reset();  // the bar erased before any verdict
+  if (relay) {  // the bar erased before any verdict
+    if (std::string e = relay->finish(); !e.empty() && out.stdout_error.empty()) {
+      out.stdout_error = e;
+    }
+    relay.reset();
+  }
 
   if (out.stop_signal) {
     runtime_error("interrupted by signal {} ({}); ranks stopped", out.stop_signal,

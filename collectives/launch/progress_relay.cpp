@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collectives/launch/stop_signals.hpp"
+#include "common/checked_write.hpp"
 
 namespace cb {
 
@@ -87,32 +88,61 @@ ProgressRelay::ProgressRelay(ProgressDisplay::Style style, const std::string& di
     close_fd(sock_);
     return;
   }
-  if (style == ProgressDisplay::Style::Bar && ::pipe2(err_pipe_, O_CLOEXEC) != 0) {
-    err_pipe_[0] = err_pipe_[1] = -1;
+  if (style == ProgressDisplay::Style::Bar) {
+    if (::pipe2(err_pipe_, O_CLOEXEC) != 0) err_pipe_[0] = err_pipe_[1] = -1;
+    stdout_tty_ = ::isatty(STDOUT_FILENO) == 1;
+    if (stdout_tty_ && ::pipe2(out_pipe_, O_CLOEXEC) != 0) out_pipe_[0] = out_pipe_[1] = -1;
   }
   path_ = path;
   thread_ = std::thread([this] { loop(); });
 }
 
 ProgressRelay::~ProgressRelay() {
+  finish();
+  for (int* fd : {&sock_, &stop_pipe_[0], &stop_pipe_[1], &err_pipe_[0], &err_pipe_[1],
+                  &out_pipe_[0], &out_pipe_[1]}) {
+    close_fd(*fd);
+  }
+}
+
+std::string ProgressRelay::finish() {
   close_rank_stderr();
   if (thread_.joinable()) {
     ssize_t ignored = ::write(stop_pipe_[1], "x", 1);
     (void)ignored;
     thread_.join();
   }
-  for (int* fd : {&sock_, &stop_pipe_[0], &stop_pipe_[1], &err_pipe_[0], &err_pipe_[1]}) {
-    close_fd(*fd);
+  std::lock_guard lock(out_mu_);
+  if (!out_partial_.empty()) {
+    try {
+      display_.print_to(STDOUT_FILENO, out_partial_, "standard output");
+    } catch (const std::exception& e) {
+      if (out_error_.empty()) out_error_ = e.what();
+    }
+    out_partial_.clear();
   }
   display_.clear();
+  return out_error_;
 }
 
 void ProgressRelay::close_rank_stderr() {
   close_fd(err_pipe_[1]);
+  close_fd(out_pipe_[1]);
 }
 
 void ProgressRelay::print(std::string_view line) {
   display_.print(line);
+}
+
+void ProgressRelay::pass_stdout(std::string_view data) {
+  if (!stdout_tty_) return write_all(STDOUT_FILENO, data, "standard output");
+  std::lock_guard lock(out_mu_);
+  out_partial_.append(data);
+  const std::size_t end = out_partial_.rfind('\n');
+  if (end == std::string::npos) return;
+  const std::string lines = out_partial_.substr(0, end + 1);
+  out_partial_.erase(0, end + 1);
+  display_.print_to(STDOUT_FILENO, lines, "standard output");
 }
 
 void ProgressRelay::receive(ProgressTracker& tracker) {
@@ -136,24 +166,54 @@ void ProgressRelay::receive(ProgressTracker& tracker) {
   }
 }
 
-// Shows the ranks' complete lines; false at the end of the pipe.
-bool ProgressRelay::read_stderr(std::string& partial) {
-  char buf[65536];
-  ssize_t n = ::read(err_pipe_[0], buf, sizeof(buf));
-  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
-  if (n <= 0) {
-    if (!partial.empty()) display_.print(partial);
-    partial.clear();
-    return false;
-  }
-  partial.append(buf, static_cast<std::size_t>(n));
+// Shows the ranks' complete lines above the bar.
+void ProgressRelay::on_stderr(std::string_view data, std::string& partial) {
+  partial.append(data);
   std::size_t end = partial.rfind('\n');
   if (end != std::string::npos) {
     display_.print(std::string_view(partial).substr(0, end + 1));
     partial.erase(0, end + 1);
   }
+}
+
+// Passes the ranks' stdout on. A write error is kept for the launcher, and the pipe still
+// drained so that no rank blocks.
+void ProgressRelay::on_stdout(std::string_view data) {
+  try {
+    pass_stdout(data);
+  } catch (const std::exception& e) {
+    std::lock_guard lock(out_mu_);
+    if (out_error_.empty()) out_error_ = e.what();
+  }
+}
+
+namespace {
+
+// Reads what `fd` has now: data goes to `handle`; false at its end.
+template <typename Handle>
+bool read_some(int fd, Handle&& handle) {
+  char buf[65536];
+  ssize_t n = ::read(fd, buf, sizeof(buf));
+  if (n < 0) return errno == EINTR || errno == EAGAIN;
+  if (n == 0) return false;
+  handle(std::string_view(buf, static_cast<std::size_t>(n)));
   return true;
 }
+
+// Reads `fd` to its end or until it has nothing more now.
+template <typename Handle>
+void drain(int fd, Handle&& handle) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    handle(std::string_view(buf, static_cast<std::size_t>(n)));
+  }
+}
+
+}  // namespace
 
 void ProgressRelay::loop() {
   block_stop_signals_in_this_thread();  // they must interrupt the launcher's own wait
@@ -161,12 +221,16 @@ void ProgressRelay::loop() {
   const bool bar = display_.style() == ProgressDisplay::Style::Bar;
   const int tick_ms = bar ? 1000 : static_cast<int>(ProgressDisplay::kLineInterval * 1000);
   std::string partial;
-  bool err_open = err_pipe_[0] >= 0;
+  auto on_err = [&](std::string_view d) { on_stderr(d, partial); };
+  auto on_out = [&](std::string_view d) { on_stdout(d); };
+  bool err_open = err_pipe_[0] >= 0, out_open = out_pipe_[0] >= 0;
   for (;;) {
-    pollfd fds[3] = {{stop_pipe_[0], POLLIN, 0}, {sock_, POLLIN, 0}, {err_pipe_[0], POLLIN, 0}};
-    const nfds_t n = err_open ? 3 : 2;
+    pollfd fds[4] = {{stop_pipe_[0], POLLIN, 0},
+                     {sock_, POLLIN, 0},
+                     {err_open ? err_pipe_[0] : -1, POLLIN, 0},
+                     {out_open ? out_pipe_[0] : -1, POLLIN, 0}};
     const int timeout = tracker.active() && !tracker.done() ? tick_ms : -1;
-    int ready = ::poll(fds, n, timeout);
+    int ready = ::poll(fds, 4, timeout);
     if (ready < 0) {
       if (errno == EINTR) continue;
       break;
@@ -176,22 +240,15 @@ void ProgressRelay::loop() {
       continue;
     }
     if (fds[1].revents) receive(tracker);
-    if (err_open && fds[2].revents) err_open = read_stderr(partial);
+    if (out_open && fds[3].revents) out_open = read_some(out_pipe_[0], on_out);
+    if (err_open && fds[2].revents) err_open = read_some(err_pipe_[0], on_err);
     if (fds[0].revents) break;
   }
   // The ranks have ended: what they still wrote or sent is shown before the bar goes.
   receive(tracker);
-  if (err_open) {
-    ::fcntl(err_pipe_[0], F_SETFL, ::fcntl(err_pipe_[0], F_GETFL) | O_NONBLOCK);
-    for (;;) {
-      char buf[65536];
-      ssize_t got = ::read(err_pipe_[0], buf, sizeof(buf));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) break;
-      partial.append(buf, static_cast<std::size_t>(got));
-    }
-    if (!partial.empty()) display_.print(partial);
-  }
+  if (out_open) drain(out_pipe_[0], on_out);
+  if (err_open) drain(err_pipe_[0], on_err);
+  if (!partial.empty()) display_.print(partial);
 }
 
 ProgressSender::ProgressSender() {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,16 +49,31 @@ class ProgressRelay {
   void close_rank_stderr();
   // A line of other output on stderr, shown above the bar.
   void print(std::string_view line);
+  // With a bar and stdout on a terminal: the write end of a pipe to give the ranks as stdout, its
+  // lines shown above the bar; -1 otherwise.
+  int rank_stdout() const { return out_pipe_[1]; }
+  // Results for stdout, shown above the bar when stdout is a terminal (whole lines; the rest is
+  // kept until more comes or the end). Throws a runtime Error when stdout cannot be written.
+  void pass_stdout(std::string_view data);
+  // Ends the relay: what the ranks still wrote or sent is shown, the bar erased. Returns the
+  // error that writing stdout met, if any ("" when none).
+  std::string finish();
 
  private:
   void loop();
   void receive(ProgressTracker& tracker);
-  bool read_stderr(std::string& partial);
+  void on_stderr(std::string_view data, std::string& partial);
+  void on_stdout(std::string_view data);
   ProgressDisplay display_;
   std::string path_;
   int sock_ = -1;
   int stop_pipe_[2] = {-1, -1};
   int err_pipe_[2] = {-1, -1};
+  int out_pipe_[2] = {-1, -1};
+  std::mutex out_mu_;
+  std::string out_partial_;
+  std::string out_error_;
+  bool stdout_tty_ = false;
   std::thread thread_;
 };
 

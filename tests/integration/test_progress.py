@@ -28,16 +28,18 @@ def base_env():
     return env
 
 
-def run_on_terminal(args, env=None, timeout=240):
-    """Runs commbench with stderr on a pseudo-terminal (stdout a pipe). Returns the exit code,
-    what the terminal received, and stdout."""
+def run_on_terminal(args, env=None, timeout=240, stdout_too=False):
+    """Runs commbench with stderr on a pseudo-terminal (stdout a pipe, or the same terminal).
+    Returns the exit code, what the terminal received, and stdout."""
     full_env = base_env()
     full_env.update(env or {})
     master, slave = pty.openpty()
-    p = subprocess.Popen([COMMBENCH] + args, stdout=subprocess.PIPE, stderr=slave,
-                         stdin=subprocess.DEVNULL, env=full_env)
+    p = subprocess.Popen([COMMBENCH] + args, stdout=slave if stdout_too else subprocess.PIPE,
+                         stderr=slave, stdin=subprocess.DEVNULL, env=full_env)
     os.close(slave)
-    chunks = {master: b"", p.stdout.fileno(): b""}
+    chunks = {master: b""}
+    if not stdout_too:
+        chunks[p.stdout.fileno()] = b""
     open_fds = list(chunks)
     try:
         while open_fds:
@@ -59,7 +61,7 @@ def run_on_terminal(args, env=None, timeout=240):
             p.kill()
             p.wait()
     return p.returncode, chunks[master].decode(errors="replace"), \
-        chunks[p.stdout.fileno()].decode()
+        "" if stdout_too else chunks[p.stdout.fileno()].decode()
 
 
 def screen(raw):
@@ -189,6 +191,20 @@ def test_user_mpirun_prints_plain_lines_with_always():
     assert q.stderr == "", repr(q.stderr)
 
 
+def test_results_on_the_same_terminal_appear_above_the_bar():
+    # stdout and stderr on one terminal (an interactive run): the results' lines stay whole and
+    # nothing of the bar is left among them.
+    for backend in ("gloo", "mpi"):
+        args = SWEEP + ["-B", backend, "-N", "2"]
+        reference = reference_rows(args)
+        code, raw, _ = run_on_terminal(args, stdout_too=True)
+        assert code == 0, raw
+        assert BAR.search(raw), f"{backend}: no bar: {raw!r}"
+        lines, current = screen(raw)
+        assert current == "", f"{backend}: left on the terminal: {current!r}"
+        assert row_keys("\n".join(lines) + "\n") == reference, f"{backend}: {lines}"
+
+
 def test_a_failure_under_the_bar_leaves_only_its_line():
     # A rank killed mid-sweep: the bar is erased and the terminal shows the cause alone.
     for backend in ("gloo", "mpi"):
@@ -207,4 +223,5 @@ if __name__ == "__main__":
           test_mpi_relaunch_prints_plain_lines_with_always,
           test_mpi_relaunch_draws_a_bar_on_a_terminal,
           test_user_mpirun_prints_plain_lines_with_always,
+          test_results_on_the_same_terminal_appear_above_the_bar,
           test_a_failure_under_the_bar_leaves_only_its_line])

@@ -185,6 +185,29 @@ TEST(ProgressDisplay, BarIsErasedForOtherOutputAndDrawnAgain) {
             "\r" + bar + "\x1b[K\r\x1b[Kcommbench: note: y\n\r" + bar + "\x1b[K\r\x1b[K");
 }
 
+TEST(ProgressDisplay, OutputForAnotherDescriptorGoesAboveTheBar) {
+  int err[2], out[2];
+  ASSERT_EQ(::pipe(err), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  {
+    ProgressDisplay d(ProgressDisplay::Style::Bar, err[1]);
+    ProgressState s;
+    s.total = 2;
+    d.show(s);
+    d.print_to(out[1], "row\n", "standard output");
+  }
+  ::close(err[1]);
+  ::close(out[1]);
+  char buf[4096];
+  ssize_t n = ::read(err[0], buf, sizeof(buf));
+  const std::string bar = "\r[>                   ] 0/2 cases  0s elapsed  ETA ?\x1b[K";
+  EXPECT_EQ(std::string(buf, static_cast<std::size_t>(n)), bar + "\r\x1b[K" + bar + "\r\x1b[K");
+  n = ::read(out[0], buf, sizeof(buf));
+  EXPECT_EQ(std::string(buf, static_cast<std::size_t>(n)), "row\n");
+  ::close(err[0]);
+  ::close(out[0]);
+}
+
 TEST(ProgressEvents, RoundTrip) {
   ProgressEvent e;
   e.index = 3;
