@@ -1,7 +1,7 @@
 #include "collectives/launch/rank_watch.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "collectives/launch/rank_status.hpp"
@@ -69,53 +70,65 @@ std::map<int, std::string> RankWatch::hosts() {
 
 void RankWatch::loop() {
   block_stop_signals_in_this_thread();  // they must interrupt the launcher's own wait
-  std::vector<pollfd> fds = {{stop_pipe_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
-  std::vector<int> rank_of = {-1, -1};  // per fds entry; -2: connected, rank not read yet
-  while (true) {
-    if (::poll(fds.data(), fds.size(), -1) < 0) continue;
+  // epoll, not poll: it lists ready descriptors in the order they became ready, so ranks that
+  // end between two wake-ups of this thread (a loaded machine) keep the order they ended in.
+  int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) return;
+  auto watch = [&](int fd) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    return ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0;
+  };
+  watch(stop_pipe_[0]);
+  watch(listen_fd_);
+  std::map<int, int> rank_of;  // connection -> rank; -2: connected, rank not read yet
+  std::vector<epoll_event> events(64);
+  bool stop = false;
+  while (!stop) {
+    int n = ::epoll_wait(ep, events.data(), static_cast<int>(events.size()), -1);
+    if (n < 0) continue;
     const std::int64_t now = status_clock_ns();
-    if (fds[0].revents) break;
-    if (fds[1].revents & POLLIN) {
-      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        fds.push_back({fd, POLLIN, 0});
-        rank_of.push_back(-2);
-      }
-    }
-    for (std::size_t i = 2; i < fds.size();) {
-      if (!fds[i].revents) {
-        ++i;
+    for (int k = 0; k < n && !stop; ++k) {
+      const int fd = events[static_cast<std::size_t>(k)].data.fd;
+      if (fd == stop_pipe_[0]) {
+        stop = true;
         continue;
       }
-      if (rank_of[i] == -2) {
+      if (fd == listen_fd_) {
+        int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c >= 0 && watch(c))
+          rank_of[c] = -2;
+        else if (c >= 0)
+          ::close(c);
+        continue;
+      }
+      auto it = rank_of.find(fd);
+      if (it == rank_of.end()) continue;
+      if (it->second == -2) {
         Hello hello{};
         // The rank sends its hello in one write right after connecting.
-        if (::recv(fds[i].fd, &hello, sizeof(hello), MSG_WAITALL) ==
-            static_cast<ssize_t>(sizeof(hello))) {
-          rank_of[i] = hello.rank;
+        if (::recv(fd, &hello, sizeof(hello), MSG_WAITALL) == static_cast<ssize_t>(sizeof(hello))) {
+          it->second = hello.rank;
           hello.host[sizeof(hello.host) - 1] = '\0';
           std::lock_guard lock(mu_);
           hosts_[hello.rank] = hello.host;
-          ++i;
           continue;
         }
       }
       char byte = 0;
-      ssize_t n = rank_of[i] == -2 ? 0 : ::read(fds[i].fd, &byte, 1);
-      if (n > 0) {
-        ++i;
-        continue;
-      }
-      if (rank_of[i] >= 0) {
+      if (it->second != -2 && ::read(fd, &byte, 1) > 0) continue;
+      if (it->second >= 0) {
         std::lock_guard lock(mu_);
-        ended_.emplace(rank_of[i], now);
+        ended_.emplace(it->second, now + k);  // k: the kernel's order within this wake-up
       }
-      ::close(fds[i].fd);
-      fds.erase(fds.begin() + static_cast<long>(i));
-      rank_of.erase(rank_of.begin() + static_cast<long>(i));
+      ::epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
+      ::close(fd);
+      rank_of.erase(it);
     }
   }
-  for (std::size_t i = 2; i < fds.size(); ++i) ::close(fds[i].fd);
+  for (const auto& [fd, rank] : rank_of) ::close(fd);
+  ::close(ep);
 }
 
 void connect_rank_watch(int rank) noexcept {
