@@ -153,6 +153,7 @@ std::string resolve(const std::string& program) {
 // is the job's verdict, naming its host when the ranks span several; a peer stopped by the
 // launcher is a consequence, never the verdict.
 void judge_watched_ranks(const std::string& status_dir, RankWatch& watch, JobOutcome& out) {
+  watch.wait_for_all_ended(std::chrono::seconds(2));
   std::vector<RankExit> exits = read_watched_ranks(status_dir, watch.hosts(), watch.ended());
   bool failed = false;
   for (const auto& e : exits) {

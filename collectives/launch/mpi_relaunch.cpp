@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -144,6 +145,7 @@ int run_mpi_job(const MpiJob& job) {
   }
   const int status = out.wait_status;
   const int launcher_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  if (status != 0) watch.wait_for_all_ended(std::chrono::seconds(2));
   std::vector<RankExit> exits =
       read_rank_status(status_dir.path(), job.nranks, signal_from_launcher(flavor, status),
                        launcher_code, watch.ended());

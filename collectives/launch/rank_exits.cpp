@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -43,6 +44,14 @@ std::string describe(const RankExit& e) {
   }
   if (e.signaled) {
     const char* what = ::strsignal(e.code);
+    if (e.tied_with >= 0) {
+      return fmt::format(
+          "rank {} or rank {} was killed by signal {} ({}) first: both ended within 1 ms, too "
+          "close "
+          "to tell which",
+          std::min(e.rank, e.tied_with), std::max(e.rank, e.tied_with), e.code,
+          what ? what : "unknown");
+    }
     return fmt::format("{} was killed by signal {} ({})", who, e.code, what ? what : "unknown");
   }
   return fmt::format("{} exited with code {}", who, e.code);

@@ -14,6 +14,9 @@ struct RankExit {
   bool unreported = false;  // ended without a word and without an exit status its parent saw
   std::string host;         // set when the job spans several hosts
   std::string message;      // what the rank said about its failure, when it told
+  // Another rank that ended the same way within a millisecond of this one, before any other:
+  // which of the two went first cannot be told (-1: none).
+  int tied_with = -1;
 };
 
 struct RunVerdict {

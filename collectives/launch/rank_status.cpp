@@ -193,6 +193,19 @@ std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int f
   // In the order the ranks failed, so that of equally telling failures the first one is named.
   std::stable_sort(timed.begin(), timed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Two ranks killed outright whose ends the parent saw within 1 ms: a launcher that kills the
+  // others after one died can finish doing so before the dying process's own end is complete,
+  // so their order says nothing.
+  if (timed.size() >= 2) {
+    auto& [t0, a] = timed[0];
+    auto& [t1, b] = timed[1];
+    const bool silent = a.signaled && !a.stopped_by_launcher && a.message.empty() && b.signaled &&
+                        !b.stopped_by_launcher && b.message.empty() && a.code == b.code;
+    if (silent && t0 > 0 && t1 - t0 < 1'000'000) {
+      a.tied_with = b.rank;
+      b.tied_with = a.rank;
+    }
+  }
   std::vector<RankExit> exits;
   for (auto& [t, e] : timed) exits.push_back(std::move(e));
   return exits;

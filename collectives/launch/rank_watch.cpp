@@ -21,6 +21,9 @@ namespace cb {
 
 namespace {
 
+// Where the rank's connection is moved (below the usual limit of 1024 open files).
+constexpr int kHighDescriptor = 1000;
+
 // What a rank sends on connecting.
 struct Hello {
   std::int32_t rank;
@@ -66,6 +69,11 @@ std::map<int, std::int64_t> RankWatch::ended() {
 std::map<int, std::string> RankWatch::hosts() {
   std::lock_guard lock(mu_);
   return hosts_;
+}
+
+void RankWatch::wait_for_all_ended(std::chrono::milliseconds limit) {
+  std::unique_lock lock(mu_);
+  ended_cv_.wait_for(lock, limit, [this] { return ended_.size() >= hosts_.size(); });
 }
 
 void RankWatch::loop() {
@@ -121,6 +129,7 @@ void RankWatch::loop() {
       if (it->second >= 0) {
         std::lock_guard lock(mu_);
         ended_.emplace(it->second, now + k);  // k: the kernel's order within this wake-up
+        ended_cv_.notify_all();
       }
       ::epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
       ::close(fd);
@@ -148,7 +157,13 @@ void connect_rank_watch(int rank) noexcept {
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       ::write(fd, &hello, sizeof(hello)) != static_cast<ssize_t>(sizeof(hello))) {
     ::close(fd);
+    return;
   }
+  // A dying process closes its descriptors in order and the kernel then releases the sockets
+  // last-closed first: on a high descriptor, this connection's end reaches the parent before the
+  // rank's MPI connections end and before a peer can react to that.
+  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, kHighDescriptor);
+  if (high >= 0) ::close(fd);
   // Left open on purpose: the kernel closes it when this process ends.
 }
 

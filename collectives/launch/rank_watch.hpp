@@ -7,6 +7,8 @@
 // its file system) can name the host too. Ranks that cannot reach the socket are not watched.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -30,6 +32,10 @@ class RankWatch {
   std::map<int, std::int64_t> ended();
   // rank -> host name, for every rank that connected.
   std::map<int, std::string> hosts();
+  // Once the launcher has ended, so has every rank, but this thread may not have seen every
+  // close yet (a loaded machine): waits until every rank that connected has ended, at most
+  // `limit`.
+  void wait_for_all_ended(std::chrono::milliseconds limit);
 
  private:
   void loop();
@@ -37,6 +43,7 @@ class RankWatch {
   int listen_fd_ = -1;
   int stop_pipe_[2] = {-1, -1};
   std::mutex mu_;
+  std::condition_variable ended_cv_;
   std::map<int, std::int64_t> ended_;
   std::map<int, std::string> hosts_;
   std::thread thread_;

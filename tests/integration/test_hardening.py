@@ -313,7 +313,12 @@ def test_a_dead_rank_is_named_first_local_launcher():
 def test_a_dead_rank_is_named_first_under_mpi():
     p = run(["run", "-B", "mpi", "-N", "2", "-c", "allreduce", "-e", "64K", "--min-time", "0.02"],
             env={"COMMBENCH_TEST_FAULT": "die:1"})
-    expect(p, 1, "rank 1 was killed by signal 9 (Killed)")
+    line = expect(p, 1, "killed by signal 9 (Killed)")
+    # MPICH's hydra can finish killing rank 0 before rank 1's own end is complete; then the
+    # line says that it cannot tell the two apart rather than blaming rank 0.
+    assert (line == "commbench: rank 1 was killed by signal 9 (Killed)" or line.startswith(
+        "commbench: rank 0 or rank 1 was killed by signal 9 (Killed) first: both ended within "
+        "1 ms")), line
     no_launcher_chatter(p)
 
 

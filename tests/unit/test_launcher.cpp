@@ -136,6 +136,18 @@ TEST(RankStatus, WatchedRanksAcrossHostsNameTheHostOfTheFirstSilentEnd) {
   EXPECT_EQ(judge(e).message, "Connection reset by peer");
 }
 
+TEST(RankStatus, RanksKilledWithinAMillisecondAreNotOrdered) {
+  TempDir dir;
+  // Neither left a file; the parent saw rank 0 end 0.2 ms before rank 1.
+  std::vector<RankExit> e = read_rank_status(dir.path(), 2, 9, 1, {{0, 5'000'000}, {1, 5'200'000}});
+  EXPECT_EQ(judge(e).message,
+            "rank 0 or rank 1 was killed by signal 9 (Killed) first: both ended within 1 ms, too "
+            "close to tell which");
+  // 3 ms apart, the first is named.
+  e = read_rank_status(dir.path(), 2, 9, 1, {{0, 8'000'000}, {1, 5'000'000}});
+  EXPECT_EQ(judge(e).message, "rank 1 was killed by signal 9 (Killed)");
+}
+
 TEST(RankExits, AKilledRankOnAnotherHostIsNamedWithItsHost) {
   RankExit e = killed(3, 9);
   e.host = "node07";
