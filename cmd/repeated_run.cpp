@@ -22,11 +22,6 @@ namespace cb {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 ErrorKind kind_of_exit(int code) {
   switch (code) {
     case 2:
@@ -93,21 +88,30 @@ void check_job_launch(const RunRequest& rq, const char* what) {
   if (!rq.launch.empty()) launcher_kind(split_command(rq.launch).front(), build_mpi_flavor());
 }
 
+JobSpec job_spec(const RunRequest& rq) {
+  JobSpec spec;
+  spec.args = run_arguments(rq);
+  if (!rq.launch.empty()) spec.launch_prefix = split_command(rq.launch);
+  return spec;
+}
+
+JobWriters job_writers(const RunRequest& rq) {
+  JobWriters w;
+  w.summaries.push_back(make_stream_writer(rq.format, std::cout));
+  for (const auto& path : rq.outputs) {
+    (path.ends_with(".jsonl") ? w.streams : w.summaries).push_back(make_file_writer(path));
+  }
+  return w;
+}
+
 int execute_repeated(const RunRequest& rq) {
   check_run_request(rq);
   const int n = repeat_count(rq);
   check_job_launch(rq, n > 1 ? "--repeat" : "--launch");
 
-  JobSpec spec;
-  spec.args = run_arguments(rq);
-  if (!rq.launch.empty()) spec.launch_prefix = split_command(rq.launch);
-
+  const JobSpec spec = job_spec(rq);
   // .jsonl outputs stream every repetition's records; the others get the summaries at the end.
-  std::vector<std::unique_ptr<Writer>> streams, summaries;
-  summaries.push_back(make_stream_writer(rq.format, std::cout));
-  for (const auto& path : rq.outputs) {
-    (ends_with(path, ".jsonl") ? streams : summaries).push_back(make_file_writer(path));
-  }
+  auto [streams, summaries] = job_writers(rq);
   if (rq.extra_writer) summaries.push_back(rq.extra_writer());
 
   Progress progress(rq.progress, true, {}, "repetitions");

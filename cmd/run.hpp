@@ -56,6 +56,14 @@ int repeat_count(const RunRequest& rq);
 // The `run` command line that performs `rq`'s sweep once (for a fresh job), without its
 // outputs, format, progress, repetitions and launcher.
 std::vector<std::string> run_arguments(const RunRequest& rq);
+// The fresh job that performs `rq`'s sweep once, under rq.launch when given.
+JobSpec job_spec(const RunRequest& rq);
+// The writers of a sweep of jobs: .jsonl outputs stream each job's records as it ends; stdout
+// (in rq.format) and the other outputs get what the sweep writes at its end.
+struct JobWriters {
+  std::vector<std::unique_ptr<Writer>> streams, summaries;
+};
+JobWriters job_writers(const RunRequest& rq);
 // `run --repeat N` / `--launch`: the sweep as N fresh jobs, records tagged with their
 // repetition, summaries (medians over repetitions) written at the end.
 int execute_repeated(const RunRequest& rq);

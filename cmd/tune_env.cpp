@@ -27,11 +27,6 @@ namespace cb {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // Why the job's results cannot stand for `combination`: a variable that rank 0 did not see with
 // its value, or any rank whose value differs; "" when every rank saw it.
 std::string verify(const RunMeta& meta, const EnvCombination& combination) {
@@ -186,15 +181,8 @@ int execute_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOpti
     for (auto& r : read_result_file(tq.resume).records) resumed[r.env].push_back(std::move(r));
   }
 
-  JobSpec spec;
-  spec.args = run_arguments(rq);
-  if (!rq.launch.empty()) spec.launch_prefix = split_command(rq.launch);
-
-  std::vector<std::unique_ptr<Writer>> streams, summaries;
-  summaries.push_back(make_stream_writer(rq.format, std::cout));
-  for (const auto& path : rq.outputs) {
-    (ends_with(path, ".jsonl") ? streams : summaries).push_back(make_file_writer(path));
-  }
+  const JobSpec spec = job_spec(rq);
+  auto [streams, summaries] = job_writers(rq);
   for (auto& w : streams) w->begin(RunMeta{});
 
   Progress progress(rq.progress, true, {}, "combinations");
