@@ -183,12 +183,15 @@ def test_no_temporary_files_after_rank_0_dies():
     shutil.rmtree(d)
 
 
-def test_no_temporary_files_after_an_interrupt():
+def interrupt_a_hanging_run(backend_args, signals):
+    """Interrupts a run whose rank 1 hangs, once rank 0 has opened its outputs: exit 1, the
+    first line says so, and no output or temporary file is left."""
     d = tempdir()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in signals:
         env = dict(os.environ, COMMBENCH_TEST_FAULT="hang:1")
-        proc = subprocess.Popen([COMMBENCH, "run", "-B", "gloo", "-c", "allreduce", "-e", "64", "--timeout",
-                                 "60"] + output_args(outputs_in(d)),
+        proc = subprocess.Popen([COMMBENCH, "run"] + backend_args +
+                                ["-c", "allreduce", "-e", "64", "--timeout", "60"] +
+                                output_args(outputs_in(d)),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         deadline = time.time() + 60
         while not temp_leftovers(d) and time.time() < deadline:  # rank 0 has opened its outputs
@@ -200,6 +203,10 @@ def test_no_temporary_files_after_an_interrupt():
         assert err.strip().splitlines()[0].startswith("commbench: interrupted by signal"), err
         assert os.listdir(d) == [], os.listdir(d)
     shutil.rmtree(d)
+
+
+def test_no_temporary_files_after_an_interrupt():
+    interrupt_a_hanging_run(["-B", "gloo"], (signal.SIGINT, signal.SIGTERM))
 
 
 # --- values and paths checked before anything runs ---------------------------------------------
@@ -338,22 +345,7 @@ def test_mpi_outcomes_map_to_documented_exit_codes():
 
 
 def test_mpi_run_interrupted_stops_and_says_so():
-    d = tempdir()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        env = dict(os.environ, COMMBENCH_TEST_FAULT="hang:1")
-        proc = subprocess.Popen([COMMBENCH, "run", "-B", "mpi", "-N", "2", "-c", "allreduce",
-                                 "-e", "64", "--timeout", "60"] + output_args(outputs_in(d)),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        deadline = time.time() + 60
-        while not temp_leftovers(d) and time.time() < deadline:
-            time.sleep(0.05)
-        assert temp_leftovers(d), "rank 0 never opened its outputs"
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
-        assert proc.returncode == 1, (proc.returncode, err)
-        assert err.strip().splitlines()[0].startswith("commbench: interrupted by signal"), err
-        assert os.listdir(d) == [], os.listdir(d)
-    shutil.rmtree(d)
+    interrupt_a_hanging_run(["-B", "mpi", "-N", "2"], (signal.SIGTERM, signal.SIGINT))
 
 
 def test_failed_mpi_runs_leave_no_temporary_files():
