@@ -160,45 +160,57 @@ StatusFile read_status_file(const std::string& dir, int rank) {
   return f;
 }
 
+// What a rank's status file says, into `e`; false when it left none.
+bool apply_status_file(const StatusFile& f, RankExit& e) {
+  if (!f.found) return false;
+  e.signaled = f.signaled;
+  e.code = f.code;
+  // A rank ended by a catchable signal was stopped: by the launcher after another rank failed,
+  // or with the whole run by the user.
+  e.stopped_by_launcher = f.signaled;
+  e.message = f.message;
+  return true;
+}
+
+// The exits in the order the ranks failed (stable: equal times keep their order).
+std::vector<RankExit> in_failure_order(std::vector<std::pair<std::int64_t, RankExit>> timed) {
+  std::stable_sort(timed.begin(), timed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<RankExit> exits;
+  for (auto& [t, e] : timed) exits.push_back(std::move(e));
+  return exits;
+}
+
 }  // namespace
 
 std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int fallback_signal,
                                        int fallback_code,
                                        const std::map<int, std::int64_t>& ended_ns) {
+  // When the parent saw a rank that left no file end; unknown: first.
+  auto ended_at = [&](int rank) -> std::int64_t {
+    auto it = ended_ns.find(rank);
+    return it != ended_ns.end() ? it->second : 0;
+  };
   std::vector<std::pair<std::int64_t, RankExit>> timed;
   for (int r = 0; r < nranks; ++r) {
     RankExit e;
     e.rank = r;
     StatusFile f = read_status_file(dir, r);
-    if (f.found) {
-      e.signaled = f.signaled;
-      e.code = f.code;
-      // A rank ended by a catchable signal was stopped: by the launcher after another rank
-      // failed, or with the whole run by the user.
-      e.stopped_by_launcher = f.signaled;
-      e.message = f.message;
-    } else if (fallback_signal != 0) {
-      e.signaled = true;
-      e.code = fallback_signal;
-    } else {
-      e.code = fallback_code;
+    if (!apply_status_file(f, e)) {
+      e.signaled = fallback_signal != 0;
+      e.code = e.signaled ? fallback_signal : fallback_code;
     }
-    std::int64_t when = f.when_ns;
-    if (!f.found) {
-      auto it = ended_ns.find(r);
-      when = it != ended_ns.end() ? it->second : 0;  // unknown: first
-    }
-    timed.emplace_back(when, e);
+    timed.emplace_back(f.found ? f.when_ns : ended_at(r), e);
   }
   // In the order the ranks failed, so that of equally telling failures the first one is named.
-  std::stable_sort(timed.begin(), timed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<RankExit> exits = in_failure_order(std::move(timed));
   // Two ranks killed outright whose ends the parent saw within 1 ms: a launcher that kills the
   // others after one died can finish doing so before the dying process's own end is complete,
   // so their order says nothing.
-  if (timed.size() >= 2) {
-    auto& [t0, a] = timed[0];
-    auto& [t1, b] = timed[1];
+  if (exits.size() >= 2) {
+    RankExit& a = exits[0];
+    RankExit& b = exits[1];
+    const std::int64_t t0 = ended_at(a.rank), t1 = ended_at(b.rank);
     const bool silent = a.signaled && !a.stopped_by_launcher && a.message.empty() && b.signaled &&
                         !b.stopped_by_launcher && b.message.empty() && a.code == b.code;
     if (silent && t0 > 0 && t1 - t0 < 1'000'000) {
@@ -206,8 +218,6 @@ std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int f
       b.tied_with = a.rank;
     }
   }
-  std::vector<RankExit> exits;
-  for (auto& [t, e] : timed) exits.push_back(std::move(e));
   return exits;
 }
 
@@ -223,23 +233,14 @@ std::vector<RankExit> read_watched_ranks(const std::string& dir,
     if (distinct.size() > 1) e.host = host;
     StatusFile f = read_status_file(dir, rank);
     std::int64_t when = f.when_ns;
-    if (f.found) {
-      e.signaled = f.signaled;
-      e.code = f.code;
-      e.stopped_by_launcher = f.signaled;
-      e.message = f.message;
-    } else {
+    if (!apply_status_file(f, e)) {
       e.unreported = true;
       auto it = ended_ns.find(rank);
       when = it != ended_ns.end() ? it->second : std::numeric_limits<std::int64_t>::max();
     }
     timed.emplace_back(when, e);
   }
-  std::stable_sort(timed.begin(), timed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<RankExit> exits;
-  for (auto& [t, e] : timed) exits.push_back(std::move(e));
-  return exits;
+  return in_failure_order(std::move(timed));
 }
 
 void attach_rank_messages(const std::string& dir, std::vector<RankExit>& exits,
@@ -255,10 +256,7 @@ void attach_rank_messages(const std::string& dir, std::vector<RankExit>& exits,
     }
     timed.emplace_back(when, e);
   }
-  std::stable_sort(timed.begin(), timed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  exits.clear();
-  for (auto& [t, e] : timed) exits.push_back(std::move(e));
+  exits = in_failure_order(std::move(timed));
 }
 
 std::int64_t status_clock_ns() noexcept {
