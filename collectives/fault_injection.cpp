@@ -15,10 +15,15 @@ const TestFault& test_fault() {
     auto colon = text.find(':');
     if (colon == std::string_view::npos) return f;
     std::string_view kind = text.substr(0, colon);
-    int rank = std::atoi(std::string(text.substr(colon + 1)).c_str());
+    std::string rest(text.substr(colon + 1));
+    int rank = std::atoi(rest.c_str());
     if (kind == "hang") f.hang_rank = rank;
     if (kind == "corrupt") f.corrupt_rank = rank;
     if (kind == "die") f.die_rank = rank;
+    if (auto second = rest.find(':'); kind == "slow" && second != std::string::npos) {
+      f.slow_rank = rank;
+      f.slow_us = std::atoi(rest.c_str() + second + 1);
+    }
     return f;
   }();
   return fault;

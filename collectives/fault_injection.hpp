@@ -1,6 +1,8 @@
 // Test-only fault injection, documented in the README: COMMBENCH_TEST_FAULT=KIND:R makes rank R
 // hang inside the timed loop (hang), corrupt one element of its validated result (corrupt), or
-// kill itself with SIGKILL inside the timed loop as a crashed rank would (die). Read once.
+// kill itself with SIGKILL inside the timed loop as a crashed rank would (die), or sleep US
+// microseconds after every call it issues in the timed loop (slow:R:US, a setting known to be
+// slower for tests of advice). Read once.
 #pragma once
 
 namespace cb {
@@ -9,6 +11,8 @@ struct TestFault {
   int hang_rank = -1;
   int corrupt_rank = -1;
   int die_rank = -1;
+  int slow_rank = -1;
+  int slow_us = 0;
 };
 
 const TestFault& test_fault();

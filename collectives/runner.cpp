@@ -54,6 +54,7 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   if (comm.rank() == test_fault().hang_rank) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // never enters the call
   }
+  const int slow_us = comm.rank() == test_fault().slow_rank ? test_fault().slow_us : 0;
   std::unique_ptr<IterationTimer> own;
   if (!timer) {
     own = comm.make_timer();
@@ -64,6 +65,7 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   timer->start();
   for (std::uint64_t i = 0; i < n; ++i) {
     comm.issue(call);
+    if (slow_us) std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
     timer->mark();
     watchdog_.progress(++progress_);
   }
