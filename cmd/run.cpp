@@ -150,8 +150,10 @@ int execute_run(const RunRequest& rq) {
   bo.dtypes = s.sweep.dtypes;
   bo.ops = s.sweep.ops;
   for (const auto& a : s.sweep.algorithms) bo.report_choice |= a == "default" || a == "all";
-  s.backends =
-      resolve_backends(split_list(rq.backends), !rq.backends.empty(), bo, s.backend_choice);
+  BackendChoice choice = resolve_backends(split_list(rq.backends), !rq.backends.empty(), bo);
+  s.backends = choice.names;
+  s.backend_choice = choice.why;
+  if (choice.device_memory && rq.memory.empty()) s.memory = bo.memory = MemoryKind::Device;
   apply_run_choices({s.backends, s.memory, !rq.memory.empty(), !rq.max_bytes.empty(), s.gpus},
                     s.sweep);
 

@@ -70,29 +70,58 @@ std::string backend_names() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& options) {
-  auto reason = [&](const char* name) {
-    const BackendEntry* e = find_backend(name);
-    return e ? why_unavailable(*e, options) : std::string("not in this build");
-  };
-  const bool mpi_can_start = launch.kind != LaunchInfo::Kind::Local;
+BackendChoice choose_default_backends(const DefaultFacts& f) {
   BackendChoice c;
-  if (reason("nccl").empty()) {
+  if (f.nccl_unavailable.empty()) {
     c.names = {"nccl"};
-    c.why =
-        "a GPU is visible and NCCL loads (with a CUDA-aware MPI, -B nccl,mpi --memory device "
-        "puts MPI beside it)";
+    c.why = "a GPU is visible and NCCL loads";
+    if (!f.mpi_can_start) {
+      c.why += "; ranks of the local launcher cannot run mpi";
+    } else if (f.mpi_cuda_aware) {
+      c.names.push_back("mpi");
+      c.device_memory = true;
+      c.why += fmt::format(
+          ", and the MPI moves GPU memory itself ({}), so mpi beside it on device "
+          "memory",
+          f.mpi_cuda_how);
+    } else if (!f.mpi_cuda_how.empty()) {
+      c.why += fmt::format("; mpi not beside it: the MPI is not CUDA-aware ({})", f.mpi_cuda_how);
+    }
     return c;
   }
-  for (const char* name : {"mpi", "gloo"}) {
-    if (!reason(name).empty() || (std::string(name) == "mpi" && !mpi_can_start)) continue;
+  for (const auto& name : f.cpu_backends) {
+    if (name == "mpi" && !f.mpi_can_start) continue;
     c.names.push_back(name);
   }
   if (c.names.empty()) c.names.push_back("mpi");
   c.why = fmt::format("no GPU backend here (nccl: {}), so every CPU backend side by side",
-                      reason("nccl"));
-  if (!mpi_can_start) c.why = "ranks started by the local launcher run gloo only";
+                      f.nccl_unavailable);
+  if (!f.mpi_can_start) c.why = "ranks started by the local launcher run gloo only";
   return c;
+}
+
+BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& options) {
+  DefaultFacts f;
+  const BackendEntry* nccl = find_backend("nccl");
+  f.nccl_unavailable = nccl ? why_unavailable(*nccl, options) : std::string("not in this build");
+  for (const char* name : {"mpi", "gloo"}) {
+    const BackendEntry* e = find_backend(name);
+    std::string reason = e ? why_unavailable(*e, options) : std::string("not in this build");
+    if (reason.empty()) {
+      f.cpu_backends.push_back(name);
+    } else {
+      f.cpu_unavailable.push_back(fmt::format("{}: {}", name, reason));
+    }
+  }
+  f.mpi_can_start = launch.kind != LaunchInfo::Kind::Local;
+  // Asked only on a GPU machine: the parent, before any rank exists, must not initialise MPI.
+  if (f.nccl_unavailable.empty() && f.mpi_can_start) {
+    mpi::CudaSupport s = launch.kind == LaunchInfo::Kind::Single ? mpi::cuda_support_before_launch()
+                                                                 : mpi::cuda_support();
+    f.mpi_cuda_aware = s.supported;
+    f.mpi_cuda_how = s.how;
+  }
+  return choose_default_backends(f);
 }
 
 std::string why_unavailable(const BackendEntry& entry, const BackendOptions& options) {
@@ -135,22 +164,20 @@ std::vector<std::string> backend_version_lines(const BackendOptions& options) {
   return lines;
 }
 
-std::vector<std::string> resolve_backends(const std::vector<std::string>& requested, bool given,
-                                          const BackendOptions& bo, std::string& why) {
-  std::vector<std::string> names;
-  if (!given) {
-    BackendChoice c = default_backends(bo.launch, bo);
-    why = c.why;
-    return c.names;
-  }
+BackendChoice resolve_backends(const std::vector<std::string>& requested, bool given,
+                               const BackendOptions& bo) {
+  if (!given) return default_backends(bo.launch, bo);
+  BackendChoice c;
   for (const auto& n : requested) {
     if (!find_backend(n)) {
       usage_error("unknown backend '{}': this build offers {}", n, backend_names());
     }
-    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    if (std::find(c.names.begin(), c.names.end(), n) == c.names.end()) c.names.push_back(n);
   }
-  if (names.empty()) usage_error("empty --backends list: this build offers {}", backend_names());
-  return names;
+  if (c.names.empty()) {
+    usage_error("empty --backends list: this build offers {}", backend_names());
+  }
+  return c;
 }
 
 void create_backends(const std::vector<std::string>& names, const BackendOptions& o,

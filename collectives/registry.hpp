@@ -67,14 +67,28 @@ struct BackendEntry {
 // reason instead.
 std::string why_unavailable(const BackendEntry& entry, const BackendOptions& options);
 
-// What runs without -B, and why (for the run's header): with a usable GPU, nccl; without one,
-// every CPU backend side by side (mpi, which re-executes under the MPI launcher when none started
-// this process, and gloo). Ranks of the local launcher can only run gloo.
+// What runs without -B, and why (for the run's header): with a usable GPU, nccl, plus mpi on
+// device memory where the MPI moves GPU memory itself; without one, every CPU backend side by
+// side (mpi, which re-executes under the MPI launcher when none started this process, and gloo).
+// Ranks of the local launcher can only run gloo (or nccl).
 struct BackendChoice {
   std::vector<std::string> names;
   std::string why;
+  bool device_memory = false;  // the run's buffers go on the GPU (nccl with mpi beside it)
 };
 BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& options);
+
+// The facts the default depends on, gathered by default_backends, so that the rule itself can be
+// tested on any machine.
+struct DefaultFacts {
+  std::string nccl_unavailable;              // empty: a GPU is visible and NCCL loads
+  std::vector<std::string> cpu_backends;     // CPU backends that can run here, registry order
+  std::vector<std::string> cpu_unavailable;  // "name: reason" for those that cannot
+  bool mpi_can_start = true;                 // not a rank of the local launcher
+  bool mpi_cuda_aware = false;               // asked only when nccl can run and mpi can start
+  std::string mpi_cuda_how;                  // what was asked and what it answered
+};
+BackendChoice choose_default_backends(const DefaultFacts& facts);
 
 const std::vector<BackendEntry>& backend_registry();
 const BackendEntry* find_backend(const std::string& name);
@@ -88,10 +102,9 @@ void apply_run_choices(const RunChoices& choices, SweepOptions& sweep);
 std::vector<std::string> backend_version_lines(const BackendOptions& options);
 
 // The backends -B named (`requested`, duplicates dropped; usage error on unknown names or an
-// empty list), or with no -B (`given` false) default_backends for this launch, with `why` set to
-// its reason (`why` stays empty for -B).
-std::vector<std::string> resolve_backends(const std::vector<std::string>& requested, bool given,
-                                          const BackendOptions& options, std::string& why);
+// empty list; `why` empty), or with no -B (`given` false) default_backends for this launch.
+BackendChoice resolve_backends(const std::vector<std::string>& requested, bool given,
+                               const BackendOptions& options);
 
 // Creates the named backends in order into `backends`, each set-up under the watchdog; one that
 // cannot run here is a runtime error naming why (those created before it stay in `backends`, so

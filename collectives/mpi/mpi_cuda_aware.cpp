@@ -37,6 +37,22 @@ CudaSupport cuda_support() {
 #endif
 }
 
+CudaSupport cuda_support_before_launch() {
+  if (const char* v = std::getenv("COMMBENCH_MPI_CUDA_AWARE"); v && *v) {
+    return {std::string(v) == "1", fmt::format("COMMBENCH_MPI_CUDA_AWARE={}", v)};
+  }
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA && \
+    defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return {true, "Open MPI built with CUDA support"};
+#elif defined(OPEN_MPI)
+  return {false, "Open MPI built without CUDA support"};
+#elif defined(MPICH_NUMVERSION) && defined(MPIX_GPU_SUPPORT_CUDA)
+  return {true, "MPICH answers once its ranks start"};
+#else
+  return {false, "this MPI offers no query for CUDA support"};
+#endif
+}
+
 std::unique_ptr<Memory> make_memory(const BackendOptions& o) {
   if (o.memory == MemoryKind::Host) return make_host_memory();
   CudaSupport s = cuda_support();

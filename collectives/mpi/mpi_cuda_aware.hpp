@@ -19,6 +19,12 @@ struct CudaSupport {
 // (or 0) overrides the answer for any library. Initialises MPI.
 CudaSupport cuda_support();
 
+// The same question before any rank exists, without initialising MPI (that would start a
+// singleton): COMMBENCH_MPI_CUDA_AWARE, else Open MPI's build answer (MPIX_CUDA_AWARE_SUPPORT in
+// mpi-ext.h). MPICH can only answer once initialised, so it counts as possibly CUDA-aware here
+// and its ranks decide with cuda_support().
+CudaSupport cuda_support_before_launch();
+
 // Host memory, or with --memory device a buffer on this rank's GPU (node-local rank -> device).
 // Throws a usage Error when the MPI library is not CUDA-aware.
 std::unique_ptr<Memory> make_memory(const BackendOptions& options);

@@ -132,6 +132,25 @@ def test_cuda_aware_mpi_on_device_memory():
     assert all(r["wrong"] == "0" for r in parse_csv(p.stdout))
 
 
+def test_default_backends_on_a_gpu_machine_say_whether_mpi_is_beside_nccl():
+    require_gpus(1)
+    d = tempdir()
+    for env, beside in (({"COMMBENCH_MPI_CUDA_AWARE": "0"}, False), ({}, None)):
+        out = os.path.join(d, "default.json")
+        p = run(["run", "-N", "1", "-c", "allreduce", "-e", "1M", "--min-time", "0.005",
+                 "--output", out], env=env, check=0)
+        doc = json.load(open(out))
+        why = doc["meta"]["backend_choice"]
+        backends = {r["backend"] for r in doc["results"]}
+        assert why.startswith("nccl") and "a GPU is visible and NCCL loads" in why, why
+        if beside is None:  # the MPI's own answer decides
+            beside = "mpi beside it on device memory" in why
+        assert backends == ({"nccl", "mpi"} if beside else {"nccl"}), (why, backends)
+        if not beside:
+            assert "not CUDA-aware" in why, why
+        assert all(r["wrong"] == 0 for r in doc["results"]), doc["results"]
+
+
 def test_averages_validate_on_every_gpu():
     require_gpus(2)
     n = gpu_count()
@@ -198,6 +217,7 @@ if __name__ == "__main__":
           test_a_corrupted_result_is_caught_on_the_gpu,
           test_meta_names_the_library_and_where_it_came_from,
           test_cuda_aware_mpi_on_device_memory,
+          test_default_backends_on_a_gpu_machine_say_whether_mpi_is_beside_nccl,
           test_averages_validate_on_every_gpu,
           test_non_blocking_communicators_are_an_option,
           test_in_place_staging_without_warm_up,
