@@ -10,6 +10,7 @@
 #include "common/schema.hpp"
 #include "report/check_spec.hpp"
 #include "report/result_reader.hpp"
+#include "report/topology_facts.hpp"
 
 namespace cb {
 
@@ -37,10 +38,6 @@ struct CheckReport {
   int warnings() const;         // warning severity, not passed
   std::string summary() const;  // "3 passed, 1 failed, 0 warnings"
 };
-
-// Throws a usage Error naming `source` unless `doc` is a commbench/topology/v1 or
-// commbench/cluster-topology/v1 object.
-void validate_topology(const nlohmann::json& doc, const std::string& source);
 
 // `topology` may be null when the spec has no [[topology]] requirement, `links` (a
 // commbench/links/v2 document) when it has no [[links]] requirement. Topology requirements on a

@@ -206,5 +206,65 @@ TEST(CheckOutput, TableJsonAndMarkdown) {
   EXPECT_THROW(write_check_report(r, "csv", table), Error);
 }
 
+// The check's rules read the topology once, into types: labels, links and the upstream port's
+// link by address, IB port states without sysfs's number, cluster hosts and their differences.
+TEST(TopologyFacts, ReadOnceIntoTypes) {
+  nlohmann::json host = nlohmann::json::parse(R"({
+    "schema": "commbench/topology/v1",
+    "numa_nodes": [{"id": 0}, {"id": 1}],
+    "pci_devices": [
+      {"bdf": "0000:17:00.0", "link": {"current_gts": 32, "max_gts": 32, "current_width": 16}},
+      {"bdf": "0000:18:00.0", "parent": "0000:17:00.0",
+       "link": {"current_gts": 2.5, "max_gts": 32, "current_width": 16}},
+      {"bdf": "0000:19:00.0", "link": {"current_gts": 16, "current_width": 8}}],
+    "gpus": [{"index": 0, "bdf": "0000:18:00.0", "nvlinks_up": 17, "nvlinks_total": 18}],
+    "nics": [{"name": "mlx5_0", "bdf": "0000:19:00.0",
+              "ports": [{"port": 1, "state": "4: ACTIVE", "rate_gbps": 400,
+                         "link_layer": "InfiniBand"},
+                        {"port": 2, "state": "4: ACTIVE", "link_layer": "Ethernet"}]},
+             {"name": "eth0", "bdf": "0000:1a:00.0"}],
+    "gdr": {"present": true, "module": "nvidia_peermem"},
+    "warnings": ["one", 2]})");
+  TopologyFacts t = topology_facts(host);
+  ASSERT_FALSE(t.cluster);
+  EXPECT_EQ(t.host.numa_nodes, 2u);
+  ASSERT_EQ(t.host.gpus.size(), 1u);
+  EXPECT_EQ(t.host.gpus[0].label, "GPU 0 (0000:18:00.0)");
+  EXPECT_EQ(t.host.gpus[0].nvlinks_up, 17);
+  EXPECT_EQ(t.host.gpus[0].nvlinks_total, 18);
+  ASSERT_EQ(t.host.link_devices.size(), 2u);  // the GPU and the RDMA NIC, not eth0
+  const LinkDeviceFacts& gpu = t.host.link_devices[0];
+  EXPECT_TRUE(gpu.gpu);
+  ASSERT_TRUE(gpu.link && gpu.parent);
+  EXPECT_EQ(gpu.link->current_gts, 2.5);
+  EXPECT_EQ(gpu.parent->max_gts, 32);
+  const LinkDeviceFacts& nic = t.host.link_devices[1];
+  EXPECT_EQ(nic.label, "mlx5_0 (0000:19:00.0)");
+  EXPECT_FALSE(nic.gpu);
+  ASSERT_TRUE(nic.link);
+  EXPECT_FALSE(nic.link->max_gts);
+  EXPECT_FALSE(nic.parent);
+  ASSERT_EQ(t.host.ib_ports.size(), 1u);  // the Ethernet port is not an IB port
+  EXPECT_EQ(t.host.ib_ports[0].label, "mlx5_0 port 1");
+  EXPECT_EQ(t.host.ib_ports[0].state, "ACTIVE");
+  EXPECT_EQ(t.host.ib_ports[0].rate_gbps, 400);
+  EXPECT_TRUE(t.host.gdr_present);
+  EXPECT_EQ(t.host.gdr_module, "nvidia_peermem");
+  EXPECT_EQ(t.host.warnings, (std::vector<std::string>{"one", "2"}));
+
+  nlohmann::json cluster = {
+      {"schema", "commbench/cluster-topology/v1"},
+      {"hosts", {{{"host", "a"}, {"topology", host}}, {{"host", "b"}, {"topology", host}}}},
+      {"groups", {{{"hosts", {"a"}}}, {{"hosts", {"b"}}}}},
+      {"differences", {{{"host", "b"}, {"field", "gpus"}, {"value", 7}, {"majority", 8}}}}};
+  TopologyFacts c = topology_facts(cluster);
+  ASSERT_TRUE(c.cluster);
+  ASSERT_EQ(c.hosts.size(), 2u);
+  EXPECT_EQ(c.hosts[1].name, "b");
+  EXPECT_EQ(c.hosts[1].facts.gpus.size(), 1u);
+  EXPECT_EQ(c.odd_hosts, std::vector<std::string>{"b"});
+  EXPECT_EQ(c.differences, std::vector<std::string>{"b: gpus = 7 (majority 8)"});
+}
+
 }  // namespace
 }  // namespace cb
