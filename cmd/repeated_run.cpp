@@ -72,8 +72,7 @@ std::vector<std::string> run_arguments(const RunRequest& rq) {
   opt("--memory", rq.memory);
   opt("--nranks", rq.nranks);
   opt("--timeout", rq.timeout);
-  opt("--gloo-iface", rq.gloo_iface);
-  opt("--nccl-lib", rq.nccl_lib);
+  for (const auto& [name, value] : rq.backend_flags) opt(name.c_str(), value);
   opt("--gpus", rq.gpus);
   return a;
 }

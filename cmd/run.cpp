@@ -111,7 +111,7 @@ Settings validate(const RunRequest& rq) {
     usage_error("invalid --nranks '{}': at most 1024 local ranks", rq.nranks);
   }
   BackendOptions flags;
-  flags.gloo_iface = rq.gloo_iface;
+  flags.flags = rq.backend_flags;
   check_backend_options(flags);
   if (!rq.gpus.empty()) s.gpus = static_cast<int>(positive_count(rq.gpus, "--gpus", false));
   return s;
@@ -145,7 +145,7 @@ int execute_run(const RunRequest& rq) {
   bo.launch = detect_launch();
   bo.memory = s.memory;
   bo.memory_explicit = !rq.memory.empty();
-  bo.nccl_library = rq.nccl_lib;
+  bo.flags = rq.backend_flags;
   bo.gpus_per_process = s.gpus;
   bo.dtypes = s.sweep.dtypes;
   bo.ops = s.sweep.ops;
@@ -206,7 +206,6 @@ int execute_run(const RunRequest& rq) {
     const int rank = control->rank();
     bo.control = control.get();
     bo.timeout_seconds = s.timeout;
-    bo.gloo_iface = rq.gloo_iface;
 
     create_backends(s.backends, bo, watchdog, backends);
     plans = plan_backends(backends, s.sweep, rank == 0);
@@ -265,17 +264,15 @@ void add_run_options(CLI::App* cmd, RunRequest& rq) {
   cmd->add_option("--memory", rq.memory, "host or device (default device for nccl, else host)");
   cmd->add_option("-N,--nranks", rq.nranks,
                   "ranks to start when not under mpirun/srun (default: one per GPU, else 2)");
-  cmd->add_option("--gloo-iface", rq.gloo_iface,
-                  "network interface for Gloo (default: loopback on one host, else the host "
-                  "name's address)");
   cmd->add_option("--timeout", rq.timeout, "watchdog seconds on set-up and each operation (300)");
   cmd->add_option("--format", rq.format,
                   "stdout format: table, csv, json, md, gbench (default table)");
   cmd->add_option("--output", rq.outputs,
                   "also write FILE (.txt .csv .json .jsonl .md .gbench.json); repeatable");
   cmd->add_option("--progress", rq.progress, "progress on stderr: auto, always, never");
-  cmd->add_option("--nccl-lib", rq.nccl_lib,
-                  "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then search)");
+  for (const auto& e : backend_registry()) {
+    for (const auto& f : e.flags) cmd->add_option(f.name, rq.backend_flags[f.name], f.help);
+  }
   cmd->add_option("-g,--gpus", rq.gpus, "GPUs each process drives with -B nccl (default 1)");
   cmd->add_option("--repeat", rq.repeat,
                   "run the whole sweep N times, each a separate launch; figures are medians over "

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -37,8 +38,7 @@ struct RunRequest {
   std::string format = "table";
   std::vector<std::string> outputs;
   std::string progress = "auto";
-  std::string gloo_iface;
-  std::string nccl_lib;
+  std::map<std::string, std::string> backend_flags;  // each backend's own, by long name
   std::string gpus;
   std::string repeat = "1";  // --repeat N: the sweep N times, each a separate launch
   std::string launch;        // --launch 'PREFIX': the user's launcher for each launch

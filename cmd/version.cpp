@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <map>
+#include <memory>
 
 #include "cmd/subcommands.hpp"
 #include "cmd/version_info.hpp"
@@ -11,12 +13,12 @@ namespace cb {
 
 namespace {
 
-int print_version(const std::string& nccl_library) {
+int print_version(const std::map<std::string, std::string>& flags) {
   std::cout << fmt::format("commbench {}\n", commbench_version());
   std::cout << fmt::format("git commit: {}\n", commbench_git_commit());
   std::cout << fmt::format("build: {}\n", build_options());
   BackendOptions options;
-  options.nccl_library = nccl_library;
+  options.flags = flags;
   for (const auto& line : backend_version_lines(options)) std::cout << line << "\n";
   return 0;
 }
@@ -25,9 +27,13 @@ int print_version(const std::string& nccl_library) {
 
 void register_version(CLI::App& app, Action& action) {
   CLI::App* v = app.add_subcommand("version", "version, build options and libraries found");
-  auto nccl_lib = std::make_shared<std::string>();
-  v->add_option("--nccl-lib", *nccl_lib, "libnccl to report (default: the run's search order)");
-  v->callback([&action, nccl_lib] { action = [nccl_lib] { return print_version(*nccl_lib); }; });
+  // The flags of the backends that report versions: where their libraries are looked for.
+  auto flags = std::make_shared<std::map<std::string, std::string>>();
+  for (const auto& e : backend_registry()) {
+    if (!e.version_lines) continue;
+    for (const auto& f : e.flags) v->add_option(f.name, (*flags)[f.name], f.help);
+  }
+  v->callback([&action, flags] { action = [flags] { return print_version(*flags); }; });
 }
 
 }  // namespace cb

@@ -40,8 +40,13 @@ const std::vector<BackendEntry>& backend_registry() {
        .create = [](const BackendOptions& o) { return gloo_backend::make_backend(o); },
        .check_options =
            [](const BackendOptions& o) {
-             if (!o.gloo_iface.empty()) gloo_backend::check_interface(o.gloo_iface);
-           }},
+             if (!o.flag("--gloo-iface").empty()) {
+               gloo_backend::check_interface(o.flag("--gloo-iface"));
+             }
+           },
+       .flags = {{"--gloo-iface",
+                  "network interface for Gloo (default: loopback on one host, else the host "
+                  "name's address)"}}},
 #endif
       // Built with or without CUDA; without, it reports that (collectives/nccl/no_cuda.cpp).
       {.name = "nccl",
@@ -49,12 +54,22 @@ const std::vector<BackendEntry>& backend_registry() {
        .unavailable_reason = nccl::unavailable_reason,
        .create = nccl::make_backend,
        .apply_choices = nccl::apply_run_choices,
-       .version_lines = [](const BackendOptions& o) { return nccl::version_lines(o.nccl_library); },
+       .version_lines =
+           [](const BackendOptions& o) { return nccl::version_lines(o.flag("--nccl-lib")); },
        .tuning_files = {{"--emit-nccl-tuner",
                          "write an NCCL tuner-plugin configuration (CSV) for the nccl results",
-                         nccl::nccl_tuner_file}}},
+                         nccl::nccl_tuner_file}},
+       .flags = {{"--nccl-lib",
+                  "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then "
+                  "search)"}}},
   };
   return kEntries;
+}
+
+const std::string& BackendOptions::flag(const std::string& long_name) const {
+  static const std::string kNone;
+  auto it = flags.find(long_name);
+  return it == flags.end() ? kNone : it->second;
 }
 
 const BackendEntry* find_backend(const std::string& name) {

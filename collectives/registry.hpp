@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,15 +23,23 @@ struct BackendOptions {
   // The run's control channel (null outside `run`); backends may bootstrap through it.
   Control* control = nullptr;
   double timeout_seconds = 300;  // --timeout
-  std::string gloo_iface;        // --gloo-iface
   bool memory_explicit = false;  // --memory was given; else each backend's default
   Watchdog* watchdog = nullptr;  // lets a backend abort its communicators when it fires
   // What the run will use, so a backend can check forced algorithms before measuring.
   std::vector<DType> dtypes;
   std::vector<ReduceOp> ops;
   bool report_choice = false;  // capture what the library chose for "default" (nccl)
-  std::string nccl_library;    // --nccl-lib; empty: COMMBENCH_NCCL_LIB, then the search
   int gpus_per_process = 1;    // --gpus: GPUs each process drives (nccl)
+  // Each backend's own flags (BackendEntry::flags) as given, by long name; absent or empty
+  // when not given.
+  std::map<std::string, std::string> flags;
+  const std::string& flag(const std::string& long_name) const;
+};
+
+// A flag a backend declares for `run` and `tune` (and `version`, where it has version lines).
+struct BackendFlag {
+  std::string name;  // its long name, "--gloo-iface"
+  std::string help;
 };
 
 // What a run's flags chose, for each backend's own checks and defaults before anything runs.
@@ -60,6 +69,8 @@ struct BackendEntry {
   bool needs_mpi_launcher = false;
   // Files it can write from `tune` advice (--emit-...).
   std::vector<TuningFile> tuning_files = {};
+  // Flags of its own, read back through BackendOptions::flag.
+  std::vector<BackendFlag> flags = {};
 };
 
 // unavailable_reason for listing and for choosing defaults, where a backend nobody asked for must

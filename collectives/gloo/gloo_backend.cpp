@@ -119,8 +119,8 @@ class GlooBackend : public Backend {
       hosts = o.control->allgather(host_name(""));
       single_host = std::set<std::string>(hosts.begin(), hosts.end()).size() == 1;
     }
-    transport_ = single_host || !o.gloo_iface.empty()
-                     ? choose_transport(o.gloo_iface)
+    transport_ = single_host || !o.flag("--gloo-iface").empty()
+                     ? choose_transport(o.flag("--gloo-iface"))
                      : choose_transport_by_route(*o.control, hosts);
   }
 

@@ -23,7 +23,7 @@ namespace {
 class NcclBackend : public Backend {
  public:
   explicit NcclBackend(const BackendOptions& o)
-      : lib_(load(o.nccl_library)),
+      : lib_(load(o.flag("--nccl-lib"))),
         control_(o.control),
         gpus_(std::max(1, o.gpus_per_process)),
         probe_ops_(o.ops.empty() ? std::vector<ReduceOp>{ReduceOp::Sum} : o.ops) {
@@ -189,7 +189,7 @@ std::string unavailable_reason(const BackendOptions& o) {
   if (o.memory_explicit && o.memory == MemoryKind::Host) {
     return "it needs device memory and --memory host was given";
   }
-  LoadResult r = try_load(o.nccl_library);
+  LoadResult r = try_load(o.flag("--nccl-lib"));
   if (!r.library) {
     if (r.kind == ErrorKind::Usage) throw Error(r.kind, r.error);
     return r.error;

@@ -39,7 +39,7 @@ namespace nccl {
 
 std::string unavailable_reason(const BackendOptions& o) {
   // A library the user named is still checked: bad input is a usage error in any build.
-  if (LoadResult r = try_load(o.nccl_library); !r.library && r.kind == ErrorKind::Usage) {
+  if (LoadResult r = try_load(o.flag("--nccl-lib")); !r.library && r.kind == ErrorKind::Usage) {
     throw Error(r.kind, r.error);
   }
   return kWithoutCuda;
