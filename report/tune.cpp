@@ -35,8 +35,11 @@ Choice choose(const std::vector<const ResultRecord*>& at_size, const TuneOptions
   if (!best) return {"", 1.0};
   if (!fallback) return {best->algorithm, 1.0};
   if (best == fallback) return {"default", 1.0};
+  // Both in units of default's time: the gain, and the standard error of the difference of the
+  // two means (each mean's own standard error is its time x its relative standard error).
   double gain = (fallback->time_us - best->time_us) / fallback->time_us;
-  double noise = o.noise_sigmas * std::hypot(rse(*best), rse(*fallback));
+  double noise = o.noise_sigmas *
+                 std::hypot(rse(*best) * best->time_us / fallback->time_us, rse(*fallback));
   if (gain <= std::max(o.min_gain, noise)) return {"default", 1.0};
   return {best->algorithm, fallback->time_us / best->time_us};
 }

@@ -42,17 +42,24 @@ def test_every_combination_reaches_every_rank_and_is_recorded():
     assert "the environment combination and algorithm to use" in p.stdout, p.stdout
 
 
+# Small sizes: an allreduce takes microseconds here, and even on a machine so busy that it takes
+# 15 ms (2 ranks polling on 2 cores beside two compilers) the fault's 30 ms sleep is twice that.
+SMALL = ["-c", "allreduce", "-b", "8", "-e", "32K", "-f", "4096", "--min-time", "0.1", "-A",
+         "default"]
+SLOW = "slow:0:30000"
+
+
 def test_known_slower_setting_is_not_recommended():
     # A real algorithm's speed depends on the machine's load (basic_linear once beat the default
     # on a busy machine), so the known slower setting is the test-only fault that makes rank 0
-    # sleep 3 ms after every call: ten times a 1-4 MiB allreduce here.
+    # sleep 30 ms after every call.
     d = tempdir()
     emit = os.path.join(d, "best.env")
-    p = tune(["--env", "COMMBENCH_TEST_FAULT=slow:0:3000", "--emit-env", emit, "--format", "csv"],
-             check=0)
+    p = tune(["--env", "COMMBENCH_TEST_FAULT=" + SLOW, "--emit-env", emit, "--format", "csv"],
+             sizes=SMALL, check=0)
     after = p.stdout.split("# tune: the environment combination")[1]
     advice = [l for l in after.splitlines() if "allreduce" in l]
-    assert advice and not any("slow:0" in l for l in advice), p.stdout
+    assert advice and not any(SLOW in l for l in advice), p.stdout
     text = open(emit).read()
     assert "keep it" in text and "COMMBENCH_TEST_FAULT" not in text, text
 
@@ -62,9 +69,9 @@ def test_known_faster_setting_is_recommended():
     # lifts the fault wins at every size and is written to --emit-env.
     d = tempdir()
     emit = os.path.join(d, "best.env")
-    env = dict(os.environ, COMMBENCH_TEST_FAULT="slow:0:3000")
+    env = dict(os.environ, COMMBENCH_TEST_FAULT=SLOW)
     p = tune(["--env", "COMMBENCH_TEST_FAULT=none", "--emit-env", emit, "--format", "csv"],
-             check=0, env=env)
+             sizes=SMALL, check=0, env=env)
     after = p.stdout.split("# tune: the environment combination")[1]
     advice = [l for l in after.splitlines() if "allreduce" in l]
     assert advice and all("COMMBENCH_TEST_FAULT=none" in l for l in advice), p.stdout
