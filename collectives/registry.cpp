@@ -17,6 +17,7 @@
 #include "common/error.hpp"
 #ifdef COMMBENCH_HAVE_GLOO
 #include "collectives/gloo/gloo_backend.hpp"
+#include "collectives/gloo/gloo_control.hpp"
 #include "collectives/gloo/gloo_transport.hpp"
 #endif
 
@@ -46,7 +47,12 @@ const std::vector<BackendEntry>& backend_registry() {
            },
        .flags = {{"--gloo-iface",
                   "network interface for Gloo (default: loopback on one host, else the host "
-                  "name's address)"}}},
+                  "name's address)"}},
+       .local_control =
+           [](const LaunchInfo& launch, double timeout_seconds) {
+             return gloo_backend::make_file_store_control(launch.store_dir, launch.rank,
+                                                          launch.size, timeout_seconds);
+           }},
 #endif
       // Built with or without CUDA; without, it reports that (collectives/nccl/no_cuda.cpp).
       {.name = "nccl",
@@ -70,6 +76,13 @@ const std::string& BackendOptions::flag(const std::string& long_name) const {
   static const std::string kNone;
   auto it = flags.find(long_name);
   return it == flags.end() ? kNone : it->second;
+}
+
+const BackendEntry* local_control_backend() {
+  for (const auto& e : backend_registry()) {
+    if (e.local_control) return &e;
+  }
+  return nullptr;
 }
 
 const BackendEntry* find_backend(const std::string& name) {

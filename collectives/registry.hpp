@@ -71,7 +71,14 @@ struct BackendEntry {
   std::vector<TuningFile> tuning_files = {};
   // Flags of its own, read back through BackendOptions::flag.
   std::vector<BackendFlag> flags = {};
+  // The control channel for ranks of the local launcher, over the launcher's file store (at most
+  // one backend offers it; without one, every run needs the MPI launcher).
+  std::function<std::unique_ptr<Control>(const LaunchInfo&, double timeout_seconds)> local_control =
+      {};
 };
+
+// The registered backend offering local_control, or null.
+const BackendEntry* local_control_backend();
 
 // unavailable_reason for listing and for choosing defaults, where a backend nobody asked for must
 // not stop the command: a usage error (a COMMBENCH_NCCL_LIB that is not a library) becomes the

@@ -10,9 +10,6 @@
 #include "collectives/mpi/mpi_runtime.hpp"
 #include "collectives/registry.hpp"
 #include "common/error.hpp"
-#ifdef COMMBENCH_HAVE_GLOO
-#include "collectives/gloo/gloo_control.hpp"
-#endif
 
 namespace cb {
 
@@ -48,16 +45,12 @@ int default_local_ranks() {
 }
 
 bool needs_mpi_launcher(const std::vector<std::string>& backends) {
-#ifdef COMMBENCH_HAVE_GLOO
+  if (!local_control_backend()) return true;
   for (const auto& b : backends) {
     const BackendEntry* e = find_backend(b);
     if (e && e->needs_mpi_launcher) return true;
   }
   return false;
-#else
-  (void)backends;
-  return true;
-#endif
 }
 
 int start_ranks(const std::vector<std::string>& backends, int nranks,
@@ -73,13 +66,10 @@ int start_ranks(const std::vector<std::string>& backends, int nranks,
 
 std::unique_ptr<Control> make_run_control(const LaunchInfo& launch, double timeout_seconds) {
   if (launch.kind == LaunchInfo::Kind::Local) {
-#ifdef COMMBENCH_HAVE_GLOO
-    return gloo_backend::make_file_store_control(launch.store_dir, launch.rank, launch.size,
-                                                 timeout_seconds);
-#else
-    (void)timeout_seconds;
-    runtime_error("started by the local launcher, but this build has no Gloo control channel");
-#endif
+    const BackendEntry* e = local_control_backend();
+    if (!e)
+      runtime_error("started by the local launcher, but this build has no local control channel");
+    return e->local_control(launch, timeout_seconds);
   }
   return mpi::make_control();
 }

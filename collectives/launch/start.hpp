@@ -16,8 +16,8 @@ int default_local_ranks();
 // GPUs visible to this process: CUDA_VISIBLE_DEVICES when set, else /proc/driver/nvidia/gpus.
 int visible_gpu_count();
 
-// Whether ranks for `backends` can be started by the local launcher (Gloo control channel),
-// or need the MPI launcher (an MPI backend, or a build without Gloo).
+// Whether ranks for `backends` can be started by the local launcher (a backend offers its
+// control channel, Gloo's), or need the MPI launcher (an MPI backend, or no such backend).
 bool needs_mpi_launcher(const std::vector<std::string>& backends);
 
 // Starts `nranks` ranks of this very command: under the build's MPI launcher or with the local
@@ -26,8 +26,8 @@ bool needs_mpi_launcher(const std::vector<std::string>& backends);
 int start_ranks(const std::vector<std::string>& backends, int nranks,
                 const std::string& progress_mode);
 
-// The control channel for a rank: MPI under mpirun/srun, Gloo over the launcher's file store
-// under the local launcher.
+// The control channel for a rank: MPI under mpirun/srun, the registry's local control (Gloo over
+// the launcher's file store) under the local launcher.
 std::unique_ptr<Control> make_run_control(const LaunchInfo& launch, double timeout_seconds);
 
 }  // namespace cb
