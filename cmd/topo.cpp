@@ -2,11 +2,13 @@
 // this host's /sys or a captured tree. Under a launcher, the first rank on each host probes and
 // rank 0 reports every host (commbench/cluster-topology/v1).
 #include <algorithm>
+#include <ostream>
 
 #include "cmd/document_output.hpp"
 #include "cmd/subcommands.hpp"
 #include "collectives/launch.hpp"
 #include "collectives/launch/start.hpp"
+#include "collectives/registry.hpp"
 #include "common/error.hpp"
 #include "common/host_name.hpp"
 #include "probes/topology.hpp"
@@ -23,6 +25,23 @@ struct TopoRequest {
   std::string sysfs_root = "/sys";
   std::string capture;
 };
+
+// The libraries this process finds, by name ("MPI", "NCCL", "CUDA": the `version` lines), so
+// that hosts with different library versions differ.
+nlohmann::json libraries() {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& line : backend_version_lines(BackendOptions{})) {
+    auto colon = line.find(": ");
+    if (colon != std::string::npos) out[line.substr(0, colon)] = line.substr(colon + 2);
+  }
+  return out;
+}
+
+void print_libraries(const nlohmann::json& libs, std::ostream& out) {
+  out << "\nLibraries:\n";
+  for (const auto& [name, version] : libs.items())
+    out << "  " << name << ": " << version.get<std::string>() << "\n";
+}
 
 int execute(const TopoRequest& rq) {
   check_document_output(rq.out);
@@ -41,8 +60,12 @@ int execute(const TopoRequest& rq) {
   if (launch.kind == LaunchInfo::Kind::Single || launch.size < 2) {
     Topology topo = probe_topology(sys);
     if (!rq.capture.empty()) capture_snapshot(sys, topo, rq.capture);
-    emit_document(rq.out, topology_to_json(topo),
-                  [&](std::ostream& os) { print_topology(topo, os); });
+    nlohmann::json doc = topology_to_json(topo);
+    doc["libraries"] = libraries();
+    emit_document(rq.out, doc, [&](std::ostream& os) {
+      print_topology(topo, os);
+      print_libraries(doc["libraries"], os);
+    });
     return 0;
   }
   if (!rq.capture.empty())
@@ -57,6 +80,7 @@ int execute(const TopoRequest& rq) {
   if (first_here) {
     nlohmann::json j = topology_to_json(probe_topology(sys));
     j["host"] = me;  // where it ran, also for a captured tree
+    j["libraries"] = libraries();
     mine = j.dump();
   }
   const std::vector<std::string> all = control->allgather(mine);

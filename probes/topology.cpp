@@ -256,6 +256,7 @@ Topology probe_topology(Sysfs& sys, const TopologyOptions& options) {
   topo.nics = scan_rdma(sys);
   topo.netdevs = scan_netdevs(sys, topo.nics);
   topo.gdr = probe_gdr(sys);
+  topo.nvidia_driver = sys.read("module/nvidia/version");
   topo.iommu = read_iommu(sys);
   build_gpus(topo);
   build_matrices(topo);

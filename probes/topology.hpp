@@ -63,6 +63,9 @@ struct Topology {
   GdrInfo gdr;
   std::vector<IommuGroup> iommu;
   std::string nvml_status;  // "NVML <driver>: N GPUs", or why it is absent
+  // The loaded NVIDIA kernel module's version (module/nvidia/version), so that hosts running
+  // different drivers differ even where NVML cannot be asked.
+  std::optional<std::string> nvidia_driver;
   std::optional<NvmlFacts> nvml;
   std::vector<std::string> warnings;
 };

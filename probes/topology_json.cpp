@@ -111,6 +111,7 @@ nlohmann::json topology_to_json(const Topology& topo) {
           {"gdr", {{"module", opt_json(topo.gdr.module)}, {"present", topo.gdr.present}}},
           {"iommu_groups", iommu},
           {"nvml", topo.nvml_status},
+          {"nvidia_driver", opt_json(topo.nvidia_driver)},
           {"warnings", topo.warnings}};
 }
 

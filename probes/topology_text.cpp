@@ -197,6 +197,7 @@ void print_network(const Topology& topo, std::ostream& out) {
 }
 
 void print_platform(const Topology& topo, std::ostream& out) {
+  out << "\nNVIDIA driver: " << topo.nvidia_driver.value_or("no nvidia module loaded") << "\n";
   out << "\nGPUDirect RDMA: "
       << (topo.gdr.present ? *topo.gdr.module + " loaded"
                            : std::string("no peer-memory module loaded"))

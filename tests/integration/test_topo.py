@@ -29,6 +29,16 @@ def test_topo_json_contract_on_every_fixture():
         assert len(doc["gpu_matrix"]) == len(doc["gpus"])
 
 
+def test_topo_names_the_driver_and_the_libraries_it_finds():
+    doc = topo_json("dgx-h100")
+    assert doc["nvidia_driver"] == "550.90.07", doc["nvidia_driver"]
+    version = run(["version"], check=0).stdout
+    mpi_line = next(l for l in version.splitlines() if l.startswith("MPI: "))
+    assert doc["libraries"]["MPI"] == mpi_line[len("MPI: "):], (doc["libraries"], mpi_line)
+    table = run(["topo", "--sysfs-root", os.path.join(FIXTURES, "dgx-h100")], check=0).stdout
+    assert "NVIDIA driver: 550.90.07" in table and "\nLibraries:\n  " in table, table
+
+
 def test_topo_tables_flag_the_faults_of_the_dgx_fixture():
     p = run(["topo", "--sysfs-root", os.path.join(FIXTURES, "dgx-h100")], check=0)
     out = p.stdout
@@ -160,6 +170,7 @@ def test_probe_links_three_ranks():
 
 if __name__ == "__main__":
     main([test_topo_json_contract_on_every_fixture, test_topo_tables_flag_the_faults_of_the_dgx_fixture,
+          test_topo_names_the_driver_and_the_libraries_it_finds,
           test_topo_without_nvml_still_lists_gpus_from_pci, test_capture_of_this_machine_reproduces_the_output,
           test_topo_output_file_and_bad_input, test_probe_membw_matrix_and_json,
           test_probe_copy_without_a_gpu_fails_with_one_line, test_probe_links_needs_two_ranks,

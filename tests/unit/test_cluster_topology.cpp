@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "common/error.hpp"
@@ -82,6 +83,27 @@ TEST(ClusterTopology, GroupsTheMajorityAndListsTheOddHostsDifferences) {
   EXPECT_NE(text.str().find("3 hosts, 2 distinct shapes"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("h1,h3"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("gdr.present"), std::string::npos) << text.str();
+}
+
+// A host with another driver or NCCL differs by name: the kernel module's version and the
+// libraries `topo` found (the `version` lines) are part of a host's shape.
+TEST(ClusterTopology, DriverAndLibraryVersionsAreDifferences) {
+  json a = fixture("topology-dgx-h100.json");
+  a["nvidia_driver"] = "550.90.07";
+  a["libraries"] = {{"NCCL", "2.21.5 (/usr/lib/libnccl.so.2)"}, {"MPI", "Open MPI 4.1.6"}};
+  json b = a;
+  b["nvidia_driver"] = "535.183.01";
+  b["libraries"]["NCCL"] = "2.18.3 (/usr/lib/libnccl.so.2)";
+  json doc = cluster_topology({as_host(a, "h1"), as_host(b, "h2"), as_host(a, "h3")});
+  std::map<std::string, std::pair<json, json>> diffs;
+  for (const auto& d : doc["differences"]) {
+    EXPECT_EQ(d["host"], "h2");
+    diffs[d["field"].get<std::string>()] = {d["value"], d["majority"]};
+  }
+  ASSERT_EQ(diffs.size(), 2u) << doc["differences"].dump();
+  EXPECT_EQ(diffs.at("nvidia_driver").first, "535.183.01");
+  EXPECT_EQ(diffs.at("nvidia_driver").second, "550.90.07");
+  EXPECT_EQ(diffs.at("libraries.NCCL").first, "2.18.3 (/usr/lib/libnccl.so.2)");
 }
 
 TEST(ClusterTopology, IdenticalHostsHaveOneGroupAndNoDifferences) {

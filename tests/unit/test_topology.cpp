@@ -214,6 +214,11 @@ TEST(DgxFixture, GpuMatrixNvlinksAndNicMatrix) {
   EXPECT_EQ(n[7][7], "PIX");
 }
 
+TEST(DgxFixture, NvidiaDriverFromTheKernelModule) {
+  EXPECT_EQ(probe(fixture("dgx-h100"))["nvidia_driver"], "550.90.07");
+  EXPECT_TRUE(probe(fixture("workstation-4gpu"))["nvidia_driver"].is_null());
+}
+
 TEST(DgxFixture, PortsGdrIommuAndWarnings) {
   auto doc = probe(fixture("dgx-h100"));
   ASSERT_EQ(doc["nics"].size(), 8u);

@@ -171,6 +171,7 @@ def dgx_h100():
     t.pci("0000:80:00.0", "pci0000:80", 0x020000, 0x8086, 0x1572, 0, cpus[0], (8.0, 8, 8.0, 8), "i40e", next(group))
     t.netdev("eno1", "0000:80:00.0", 10000, "up")
     t.write("module/nvidia_peermem/version", "1.0\n")
+    t.write("module/nvidia/version", "550.90.07\n")
     nvml = {"driver_version": "550.90.07", "gpus": []}
     for i, bdf in enumerate(gpus):
         nvml["gpus"].append({
