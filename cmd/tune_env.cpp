@@ -15,6 +15,7 @@
 #include "cmd/progress.hpp"
 #include "cmd/tune.hpp"
 #include "common/atomic_file.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "report/compare.hpp"

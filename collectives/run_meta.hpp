@@ -12,7 +12,7 @@
 
 #include "collectives/backend.hpp"
 #include "collectives/launch.hpp"
-#include "report/record.hpp"
+#include "common/record.hpp"
 
 namespace cb {
 

@@ -10,7 +10,7 @@
 #include "collectives/stats.hpp"
 #include "collectives/timing_diagnostics.hpp"
 #include "collectives/watchdog.hpp"
-#include "report/record.hpp"
+#include "common/record.hpp"
 
 namespace cb {
 

@@ -14,7 +14,7 @@
 #include "collectives/backend.hpp"
 #include "collectives/plan.hpp"
 #include "collectives/runner.hpp"
-#include "report/record.hpp"
+#include "common/record.hpp"
 
 namespace cb {
 

@@ -1,7 +1,11 @@
-// Names of environment variables that say nothing about how communication was steered.
+// Environment variables by what they say about a run: which steer communication (written into a
+// result's meta), which are a launcher's per-job bookkeeping, which look like secrets.
 #pragma once
 
+#include <map>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace cb {
 
@@ -17,5 +21,18 @@ inline bool launcher_bookkeeping(std::string_view name) {
   }
   return false;
 }
+
+// Whether an environment variable's name looks like it holds a secret: KEY, TOKEN, SECRET, PASS,
+// CREDENTIAL, AUTH or PRIVATE anywhere in it, in any case. Such values are never written.
+bool secret_name(std::string_view name);
+
+// The environment variables that steer communication (NCCL_*, OMPI_MCA_*, MPIR_CVAR_*, UCX_*,
+// CUDA_VISIBLE_DEVICES, ...), never the whole environment and never anything that looks secret.
+std::map<std::string, std::string> steering_environment();
+// Whether `name` is one of those variables.
+bool steering_variable(std::string_view name);
+// Lines naming each steering variable that differs between rank 0 and another rank, from every
+// rank's steering_environment() as a JSON object (index = rank); at most 20.
+std::vector<std::string> environment_mismatches(const std::vector<std::string>& per_rank);
 
 }  // namespace cb

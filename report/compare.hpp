@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "report/record.hpp"
+#include "common/record.hpp"
 #include "report/result_reader.hpp"
 
 namespace cb {

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <set>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
-#include "report/record.hpp"
 
 namespace cb {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "report/record.hpp"
+#include "common/record.hpp"
 
 namespace cb {
 

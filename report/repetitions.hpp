@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "report/record.hpp"
+#include "common/record.hpp"
 
 namespace cb {
 

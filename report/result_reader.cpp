@@ -98,17 +98,12 @@ void read_csv(std::string_view text, ResultFile& file) {
   std::string line;
   int number = 0;
   bool header = false;
-  const std::vector<std::string> columns(std::begin(kResultColumns), std::end(kResultColumns));
   while (std::getline(in, line)) {
     ++number;
     if (blank(line)) continue;
     std::vector<std::string> fields = csv_split(line);
     if (!header) {
-      // Files written before the later columns end at `wrong` or at `env`.
-      const std::vector<std::string> before_env(columns.begin(),
-                                                columns.begin() + kResultColumnsBeforeEnv);
-      const std::vector<std::string> before_outliers(columns.begin(), columns.end() - 1);
-      if (fields != columns && fields != before_env && fields != before_outliers) {
+      if (!result_csv_header(fields)) {
         usage_error("{}:{}: not the commbench CSV header (it starts 'backend,library,...'): {}",
                     file.path, number, kAccepted);
       }

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/record.hpp"
+#include "common/record.hpp"
 
 namespace cb {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "report/record.hpp"
+#include "common/record.hpp"
 #include "common/tune_range.hpp"
 
 namespace cb {

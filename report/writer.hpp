@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/csv.hpp"
-#include "report/record.hpp"
+#include "common/record.hpp"
 
 namespace cb {
 

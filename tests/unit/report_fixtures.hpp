@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "report/record.hpp"
+#include "common/record.hpp"
 
 namespace cb::test {
 

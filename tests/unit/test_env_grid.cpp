@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "report/env_grid.hpp"
-#include "report/record.hpp"
 
 namespace cb {
 namespace {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/atomic_file.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "report/writer.hpp"
 #include "temp_dir.hpp"

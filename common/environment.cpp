@@ -1,0 +1,89 @@
+#include "common/environment.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <set>
+
+extern char** environ;
+
+namespace cb {
+
+using nlohmann::json;
+
+bool secret_name(std::string_view name) {
+  static constexpr std::array<std::string_view, 7> kSecret = {
+      "KEY", "TOKEN", "SECRET", "PASS", "CREDENTIAL", "AUTH", "PRIVATE"};
+  std::string upper(name);
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return std::any_of(kSecret.begin(), kSecret.end(),
+                     [&](std::string_view s) { return upper.find(s) != std::string::npos; });
+}
+
+bool steering_variable(std::string_view name) {
+  static constexpr std::array<std::string_view, 12> kPrefixes = {"NCCL_",
+                                                                 "OMPI_MCA_",
+                                                                 "MPIR_CVAR_",
+                                                                 "MPICH_",
+                                                                 "UCX_",
+                                                                 "GLOO_",
+                                                                 "FI_",
+                                                                 "CUDA_VISIBLE_DEVICES",
+                                                                 "CUDA_DEVICE_ORDER",
+                                                                 "COMMBENCH_",
+                                                                 "PSM2_",
+                                                                 "HCOLL_"};
+  // Launcher bookkeeping (common/environment.hpp) and commbench's own per-rank launch variables:
+  // they steer nothing and would make runs differ.
+  static constexpr std::array<std::string_view, 6> kOwnLaunch = {
+      "COMMBENCH_LOCAL_",     "COMMBENCH_RELAUNCHED", "COMMBENCH_RANK_STATUS",
+      "COMMBENCH_RANK_WATCH", "COMMBENCH_TMP_TAG",    "COMMBENCH_TEST_"};
+  bool steering = false;
+  for (auto p : kPrefixes) steering = steering || name.substr(0, p.size()) == p;
+  for (auto p : kOwnLaunch) steering = steering && name.substr(0, p.size()) != p;
+  // The test-only fault steers the timed loop (slow:R:US), so a run that had it says so.
+  steering = steering || name == "COMMBENCH_TEST_FAULT";
+  return steering && !secret_name(name) && !launcher_bookkeeping(name);
+}
+
+std::map<std::string, std::string> steering_environment() {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view name = entry.substr(0, eq);
+    if (steering_variable(name)) out.emplace(std::string(name), std::string(entry.substr(eq + 1)));
+  }
+  return out;
+}
+
+std::vector<std::string> environment_mismatches(const std::vector<std::string>& per_rank) {
+  std::vector<std::map<std::string, std::string>> envs;
+  for (const auto& text : per_rank) {
+    envs.push_back(json::parse(text).get<std::map<std::string, std::string>>());
+  }
+  std::vector<std::string> out;
+  auto value = [](const std::map<std::string, std::string>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? std::string("unset") : k + "=" + it->second;
+  };
+  for (std::size_t r = 1; r < envs.size() && out.size() < 20; ++r) {
+    std::set<std::string> names;
+    for (const auto& [k, v] : envs[0]) names.insert(k);
+    for (const auto& [k, v] : envs[r]) names.insert(k);
+    for (const auto& k : names) {
+      if (value(envs[0], k) != value(envs[r], k) && out.size() < 20) {
+        out.push_back(fmt::format("{}: rank {} has {}, rank 0 {}", k, r, value(envs[r], k),
+                                  value(envs[0], k)));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace cb

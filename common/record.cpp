@@ -1,0 +1,363 @@
+#include "common/record.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "common/environment.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+
+namespace cb {
+
+namespace {
+
+using nlohmann::json;
+
+// Calls `fn` with the field's value in `r`: its member, or its value derived from the others.
+template <typename F>
+void field_value(const RecordField& f, const ResultRecord& r, F&& fn) {
+  std::visit(
+      [&](auto v) {
+        if constexpr (std::is_member_object_pointer_v<decltype(v)>) {
+          fn(r.*v);
+        } else {
+          fn(v(r));
+        }
+      },
+      f.value);
+}
+
+// Calls `fn` with the field's member in `r`; nothing for a derived field (never read back).
+template <typename F>
+void field_member(const RecordField& f, ResultRecord& r, F&& fn) {
+  std::visit(
+      [&](auto v) {
+        if constexpr (std::is_member_object_pointer_v<decltype(v)>) fn(r.*v);
+      },
+      f.value);
+}
+
+// ---- JSON -------------------------------------------------------------------------------------
+
+template <typename J, typename T>
+J json_value(const T& v) {
+  return J(v);
+}
+template <typename J, typename T>
+J json_value(const std::optional<T>& v) {
+  return v ? J(*v) : J(nullptr);
+}
+
+// Writes the fields that have every flag of `only` (all fields for 0), in table order.
+template <typename J>
+void write_json_fields(J& j, const ResultRecord& r, unsigned only = 0) {
+  for (const auto& f : kResultFields) {
+    if ((f.flags & only) != only) continue;
+    field_value(f, r, [&](const auto& v) { j[std::string(f.name)] = json_value<J>(v); });
+  }
+}
+
+const json& field(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end()) usage_error("result record has no '{}' field", key);
+  return *it;
+}
+
+std::string get_string(const json& j, const char* key) {
+  const json& v = field(j, key);
+  if (!v.is_string()) usage_error("result field '{}' must be a string", key);
+  return v.get<std::string>();
+}
+
+double get_number(const json& j, const char* key) {
+  const json& v = field(j, key);
+  if (!v.is_number()) usage_error("result field '{}' must be a number", key);
+  double d = v.get<double>();
+  if (!std::isfinite(d) || d < 0) usage_error("result field '{}' has invalid value {}", key, d);
+  return d;
+}
+
+std::uint64_t get_count(const json& j, const char* key) {
+  const json& v = field(j, key);
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0) {
+    usage_error("result field '{}' must be a non-negative integer", key);
+  }
+  return v.get<std::uint64_t>();
+}
+
+// One field of a JSON record, checked against its row's type.
+struct JsonCell {
+  const json& record;
+  const RecordField& row;
+  std::string key = std::string(row.name);
+
+  // Absent or null: what an empty optional, or a later column of an older file, reads as.
+  bool empty() const {
+    auto it = record.find(key);
+    return it == record.end() || it->is_null();
+  }
+  void read(std::string& out) const { out = get_string(record, key.c_str()); }
+  void read(int& out) const {
+    if (!(row.flags & kSigned)) {
+      out = static_cast<int>(get_count(record, key.c_str()));
+      return;
+    }
+    const json& v = field(record, key.c_str());
+    if (!v.is_number_integer()) usage_error("result field '{}' must be an integer", key);
+    out = v.get<int>();
+  }
+  void read(std::uint64_t& out) const { out = get_count(record, key.c_str()); }
+  void read(double& out) const { out = get_number(record, key.c_str()); }
+  template <typename T>
+  void read(std::optional<T>& out) const {
+    out.reset();
+    if (!empty()) read(out.emplace());
+  }
+};
+
+// Reads the fields that have every flag of `only` (all fields for 0).
+void read_json_fields(const json& j, ResultRecord& r, unsigned only = 0) {
+  for (const auto& f : kResultFields) {
+    if ((f.flags & only) != only) continue;
+    JsonCell cell{j, f};
+    field_member(f, r, [&](auto& member) {
+      if ((f.flags & kLater) && cell.empty()) {
+        member = {};
+      } else {
+        cell.read(member);
+      }
+    });
+  }
+}
+
+// The measured figures of one repetition inside a summary record.
+template <typename J>
+J repeat_json(const ResultRecord& r) {
+  J j = J::object();
+  j["repeat"] = r.repeat.value_or(0);
+  write_json_fields(j, r, kFigure);
+  return j;
+}
+
+template <typename J>
+void repetition_fields_to_json(J& j, const ResultRecord& r) {
+  if (r.repeat) j["repeat"] = *r.repeat;
+  if (!r.repeats.empty()) {
+    j["repetitions"] = r.repeats.size();
+    J list = J::array();
+    for (const auto& x : r.repeats) list.push_back(repeat_json<J>(x));
+    j["repeats"] = list;
+  }
+}
+
+// Reads a repetition's figures; the other fields come from its summary record.
+ResultRecord repeat_from_json(const json& j, const ResultRecord& summary) {
+  if (!j.is_object()) usage_error("result field 'repeats' must hold objects");
+  ResultRecord r = summary;
+  r.repeats.clear();
+  const json& index = field(j, "repeat");
+  if (!index.is_number_integer() || index.get<int>() < 0) {
+    usage_error("result field 'repeat' must be a non-negative integer");
+  }
+  r.repeat = index.get<int>();
+  read_json_fields(j, r, kFigure);
+  return r;
+}
+
+// ---- CSV --------------------------------------------------------------------------------------
+
+std::string number(double v) {
+  return fmt::format("{:.6g}", v);
+}
+
+std::string csv_text(const std::string& v) {
+  return v;
+}
+std::string csv_text(int v) {
+  return std::to_string(v);
+}
+std::string csv_text(std::uint64_t v) {
+  return std::to_string(v);
+}
+std::string csv_text(double v) {
+  return number(v);
+}
+std::string csv_text(bool v) {
+  return v ? "true" : "false";
+}
+template <typename T>
+std::string csv_text(const std::optional<T>& v) {
+  return v ? csv_text(*v) : std::string();
+}
+
+// One CSV field read back into its row's member; `where` names the row for errors.
+struct CsvCell {
+  const std::string& text;
+  const RecordField& field;
+  std::string_view where;
+
+  std::string what() const { return fmt::format("{} column '{}'", where, field.name); }
+  std::int64_t integer() const {
+    std::int64_t v = parse_int(text, what());
+    if (v < 0 && !(field.flags & kSigned)) {
+      usage_error("{}: column '{}' is negative", where, field.name);
+    }
+    return v;
+  }
+  void read(std::string& out) const { out = text; }
+  void read(int& out) const { out = static_cast<int>(integer()); }
+  void read(std::uint64_t& out) const { out = static_cast<std::uint64_t>(integer()); }
+  void read(double& out) const {
+    out = parse_double(text, what());
+    if (out < 0) usage_error("{}: column '{}' is negative", where, field.name);
+  }
+  template <typename T>
+  void read(std::optional<T>& out) const {
+    out.reset();
+    if (!text.empty()) read(out.emplace());
+  }
+};
+
+}  // namespace
+
+void to_json(json& j, const ResultRecord& r) {
+  j = json::object();
+  write_json_fields(j, r);
+  repetition_fields_to_json(j, r);
+}
+
+void from_json(const json& j, ResultRecord& r) {
+  if (!j.is_object()) usage_error("result record must be a JSON object");
+  read_json_fields(j, r);
+  r.repeat.reset();
+  if (auto it = j.find("repeat"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<int>() < 0) {
+      usage_error("result field 'repeat' must be a non-negative integer");
+    }
+    r.repeat = it->get<int>();
+  }
+  r.repeats.clear();
+  if (auto it = j.find("repeats"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) usage_error("result field 'repeats' must be an array");
+    for (const auto& x : *it) r.repeats.push_back(repeat_from_json(x, r));
+  }
+}
+
+void to_json(json& j, const RunMeta& m) {
+  j = json{{"commbench_version", m.version},
+           {"git_commit", m.git_commit},
+           {"start_time", m.start_time},
+           {"command_line", m.command_line},
+           {"hosts", m.hosts},
+           {"nranks", m.nranks},
+           {"nnodes", m.nnodes},
+           {"ranks_per_node", m.ranks_per_node},
+           {"libraries", m.libraries},
+           {"environment", m.environment},
+           {"launcher", m.launcher},
+           {"topology", m.topology}};
+  if (m.repetitions > 0) j["repetitions"] = m.repetitions;
+  if (!m.backend_choice.empty()) j["backend_choice"] = m.backend_choice;
+  j["environment_mismatch"] = m.environment_mismatch;
+  if (!m.env_failures.empty()) j["env_failures"] = m.env_failures;
+}
+
+void from_json(const json& j, RunMeta& m) {
+  if (!j.is_object()) usage_error("result 'meta' must be a JSON object");
+  auto str = [&](const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  auto integer = [&](const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_number_integer() ? it->get<int>() : 0;
+  };
+  m.version = str("commbench_version");
+  m.git_commit = str("git_commit");
+  m.start_time = str("start_time");
+  m.command_line = str("command_line");
+  m.nranks = integer("nranks");
+  m.nnodes = integer("nnodes");
+  m.ranks_per_node = integer("ranks_per_node");
+  m.repetitions = integer("repetitions");
+  m.hosts.clear();
+  if (auto it = j.find("hosts"); it != j.end() && it->is_array()) {
+    for (const auto& h : *it) {
+      if (h.is_string()) m.hosts.push_back(h.get<std::string>());
+    }
+  }
+  auto string_map = [&](const char* key) {
+    std::map<std::string, std::string> out;
+    if (auto it = j.find(key); it != j.end() && it->is_object()) {
+      for (const auto& [k, v] : it->items()) {
+        if (v.is_string()) out[k] = v.get<std::string>();
+      }
+    }
+    return out;
+  };
+  m.libraries = string_map("libraries");
+  m.environment = string_map("environment");
+  // Files written before the filter matched every spelling may still hold secrets: drop them on
+  // read so that nothing derived from a result file (compare, Markdown, gbench) repeats them.
+  std::erase_if(m.environment, [](const auto& kv) { return secret_name(kv.first); });
+  m.launcher = string_map("launcher");
+  if (auto it = j.find("backend_choice"); it != j.end() && it->is_string()) {
+    m.backend_choice = it->get<std::string>();
+  }
+  m.environment_mismatch.clear();
+  if (auto it = j.find("environment_mismatch"); it != j.end() && it->is_array()) {
+    for (const auto& x : *it) {
+      if (x.is_string()) m.environment_mismatch.push_back(x.get<std::string>());
+    }
+  }
+  auto topo = j.find("topology");
+  m.topology = topo != j.end() ? *topo : json(nullptr);
+}
+
+std::string series_algorithm(const ResultRecord& r) {
+  return r.env.empty() ? r.algorithm : r.algorithm + " [" + r.env + "]";
+}
+
+nlohmann::ordered_json ordered_json(const ResultRecord& r) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  write_json_fields(out, r);
+  repetition_fields_to_json(out, r);
+  return out;
+}
+
+bool result_csv_header(const std::vector<std::string>& header) {
+  return header.size() >= kResultColumnsRequired && header.size() <= kResultColumns.size() &&
+         std::equal(header.begin(), header.end(), kResultColumns.begin());
+}
+
+std::vector<std::string> record_fields(const ResultRecord& r) {
+  std::vector<std::string> out;
+  for (const auto& f : kResultFields) {
+    field_value(f, r, [&](const auto& v) { out.push_back(csv_text(v)); });
+  }
+  return out;
+}
+
+ResultRecord record_from_fields(const std::vector<std::string>& f, std::string_view where) {
+  constexpr std::size_t kColumns = std::size(kResultFields);
+  // Files written before the later columns have fewer fields; those read as empty.
+  if (f.size() > kColumns || f.size() < kResultColumnsRequired) {
+    usage_error("{}: expected {} CSV fields, found {}", where, kColumns, f.size());
+  }
+  ResultRecord r;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const CsvCell cell{f[i], kResultFields[i], where};
+    field_member(kResultFields[i], r, [&](auto& member) { cell.read(member); });
+  }
+  return r;
+}
+
+bool has_outliers(const ResultRecord& r) {
+  if (r.p50_us <= 0) return false;
+  return r.time_us > kOutlierMeanFactor * r.p50_us || r.p99_us > kOutlierTailFactor * r.p50_us;
+}
+
+}  // namespace cb

@@ -1,0 +1,171 @@
+// The result record: everything a writer needs about one measured case, and the table of its
+// fields that every format (CSV, JSON) writes and reads by.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/schema.hpp"
+
+namespace cb {
+
+struct ResultRecord {
+  std::string backend;    // mpi, gloo, nccl
+  std::string library;    // library name and version, e.g. "Open MPI 4.1.4"
+  std::string algorithm;  // "default" or the forced algorithm's name
+  std::string collective;
+  std::string dtype;
+  std::string op;         // "none" for collectives that do not reduce
+  std::string placement;  // "out", "in", or "none" (barrier)
+  int root = -1;          // -1 where the collective has no root
+  int nranks = 0;
+  int nnodes = 0;
+  std::uint64_t bytes = 0;  // nccl-tests convention: max(send, recv) bytes of one rank
+  std::uint64_t count = 0;  // elements per rank (per peer for alltoall)
+  std::uint64_t iters = 0;  // timed iterations
+  double time_us = 0;       // mean per operation, slowest rank
+  double min_us = 0, p50_us = 0, p99_us = 0, max_us = 0;  // per-iteration, max over ranks
+  double cv = 0;                                          // stdev / mean of those samples
+  std::optional<double> algbw_GBps;                       // empty for barrier
+  std::optional<double> busbw_GBps;
+  std::optional<std::uint64_t> wrong;  // empty when not checked
+  // `tune --env`: the environment combination of the job, "NAME=VALUE NAME2=VALUE2"; "" else.
+  std::string env;
+  // `run --repeat N`: the repetition (launch) this record comes from, 0-based; empty otherwise.
+  std::optional<int> repeat;
+  // A summary over repetitions: the figures above are medians over these, one per launch (each
+  // with its `repeat`); empty for a record of one launch.
+  std::vector<ResultRecord> repeats;
+};
+
+// A case whose samples show outliers: mean above kOutlierMeanFactor x p50, or p99 above
+// kOutlierTailFactor x p50 (the time of a few iterations dominated by something else).
+inline constexpr double kOutlierMeanFactor = 1.5;
+inline constexpr double kOutlierTailFactor = 10;
+bool has_outliers(const ResultRecord& r);
+
+// What a row of the field table says beyond its name and type.
+enum RecordFieldFlags : unsigned {
+  kSigned = 1u << 0,  // an integer that may be negative (root: -1); other integers are counts
+  kLater = 1u << 1,   // a column added after the first ones: files written before lack it, and
+                      // reading such a file leaves the field empty
+  kFigure = 1u << 2,  // a measured figure: also written for each launch of a summary over repeats
+};
+
+// One field of the result record: its name (CSV column, JSON key), where its value comes from
+// and what it may hold. The type says how it is written and read:
+//   std::string                 as is; JSON string
+//   int, std::uint64_t          decimal integer, non-negative unless kSigned
+//   double                      finite, non-negative; CSV "%.6g"
+//   std::optional<...>          empty: JSON null, CSV empty field (e.g. no bandwidth for barrier)
+//   bool (*)(const ResultRecord&)  derived from the other fields: written "true"/"false", never
+//                               read back
+struct RecordField {
+  std::string_view name;
+  std::variant<std::string ResultRecord::*, int ResultRecord::*, std::uint64_t ResultRecord::*,
+               double ResultRecord::*, std::optional<double> ResultRecord::*,
+               std::optional<std::uint64_t> ResultRecord::*, bool (*)(const ResultRecord&)>
+      value;
+  unsigned flags = 0;
+};
+
+// clang-format off
+// The result record's fields in contract order: the one description that CSV and JSON writing and
+// reading follow. A new field is one row here (and its member above); new columns go at the end,
+// flagged kLater. The repetition fields (`repeat`, `repetitions`, `repeats`) are JSON only and
+// written after these (see to_json).
+inline constexpr RecordField kResultFields[] = {
+    {"backend",    &ResultRecord::backend},
+    {"library",    &ResultRecord::library},
+    {"algorithm",  &ResultRecord::algorithm},
+    {"collective", &ResultRecord::collective},
+    {"dtype",      &ResultRecord::dtype},
+    {"op",         &ResultRecord::op},
+    {"placement",  &ResultRecord::placement},
+    {"root",       &ResultRecord::root,       kSigned},
+    {"nranks",     &ResultRecord::nranks},
+    {"nnodes",     &ResultRecord::nnodes},
+    {"bytes",      &ResultRecord::bytes},
+    {"count",      &ResultRecord::count},
+    {"iters",      &ResultRecord::iters,      kFigure},
+    {"time_us",    &ResultRecord::time_us,    kFigure},
+    {"min_us",     &ResultRecord::min_us,     kFigure},
+    {"p50_us",     &ResultRecord::p50_us,     kFigure},
+    {"p99_us",     &ResultRecord::p99_us,     kFigure},
+    {"max_us",     &ResultRecord::max_us,     kFigure},
+    {"cv",         &ResultRecord::cv,         kFigure},
+    {"algbw_GBps", &ResultRecord::algbw_GBps, kFigure},
+    {"busbw_GBps", &ResultRecord::busbw_GBps, kFigure},
+    {"wrong",      &ResultRecord::wrong,      kFigure},
+    {"env",        &ResultRecord::env,        kLater},
+    {"outliers",   &has_outliers,             kLater},
+};
+// clang-format on
+
+// Column names in contract order (CSV header, JSON keys).
+inline constexpr auto kResultColumns = [] {
+  std::array<std::string_view, std::size(kResultFields)> names{};
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = kResultFields[i].name;
+  return names;
+}();
+
+// The columns every result file has: those before the first kLater one.
+inline constexpr std::size_t kResultColumnsRequired = [] {
+  std::size_t n = 0;
+  while (n < std::size(kResultFields) && !(kResultFields[n].flags & kLater)) ++n;
+  return n;
+}();
+
+// Whether `header` is a result CSV header: every column, or a file written before the later
+// columns, which ends after the required ones or at one of the later ones.
+bool result_csv_header(const std::vector<std::string>& header);
+
+// Run-wide facts written once per file.
+struct RunMeta {
+  std::string version;
+  std::string git_commit;
+  std::string start_time;  // ISO 8601 UTC
+  std::string command_line;
+  std::vector<std::string> hosts;  // distinct, in rank order of first appearance
+  int nranks = 0;
+  int nnodes = 0;
+  int ranks_per_node = 0;                          // max over nodes
+  std::map<std::string, std::string> libraries;    // backend -> "name version"
+  std::map<std::string, std::string> environment;  // communication-steering variables only
+  std::map<std::string, std::string> launcher;     // "kind" and the job's SLURM_* shape
+  // Without -B: the backends chosen and why, "mpi,gloo (no -B): no GPU backend here (...)".
+  std::string backend_choice;
+  nlohmann::json topology;  // summary, null when not probed
+  int repetitions = 0;      // `run --repeat N`: launches summarised; 0 for a single launch
+  // Steering variables whose value differs between rank 0 and another rank (at most 20 lines).
+  std::vector<std::string> environment_mismatch;
+  // `tune --env`: combinations whose job failed, "LABEL: reason" (JSON only, when any).
+  std::vector<std::string> env_failures;
+};
+
+void to_json(nlohmann::json& j, const ResultRecord& r);
+void from_json(const nlohmann::json& j, ResultRecord& r);  // throws a usage Error on bad fields
+void to_json(nlohmann::json& j, const RunMeta& m);
+void from_json(const nlohmann::json& j, RunMeta& m);
+
+// The algorithm with the record's environment combination, "ring [NCCL_BUFFSIZE=4194304]", as
+// tables and charts name a series; the algorithm alone when there is none.
+std::string series_algorithm(const ResultRecord& r);
+
+// The record as JSON with keys in contract (column) order, for files people read.
+nlohmann::ordered_json ordered_json(const ResultRecord& r);
+
+// Values as CSV fields, in kResultColumns order (empty string for empty optionals).
+std::vector<std::string> record_fields(const ResultRecord& r);
+// Inverse of record_fields; `where` names the source for error messages.
+ResultRecord record_from_fields(const std::vector<std::string>& fields, std::string_view where);
+
+}  // namespace cb

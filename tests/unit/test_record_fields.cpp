@@ -1,0 +1,222 @@
+// The result record's field table: every field reaches CSV and JSON and comes back, in the
+// contract's column order. The comparisons below name each member on their own, so that a
+// member the table lacks (a field never written or never read) fails them.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/record.hpp"
+
+namespace cb {
+namespace {
+
+// The contract's columns (CSV header, JSON keys), in order: the later ones at the end.
+const std::vector<std::string> kContractColumns = {
+    "backend",   "library",    "algorithm",  "collective", "dtype",  "op",
+    "placement", "root",       "nranks",     "nnodes",     "bytes",  "count",
+    "iters",     "time_us",    "min_us",     "p50_us",     "p99_us", "max_us",
+    "cv",        "algbw_GBps", "busbw_GBps", "wrong",      "env",    "outliers"};
+
+// Every stored member set, each to a value that differs from its default and from the others.
+ResultRecord full_record() {
+  ResultRecord r;
+  r.backend = "gloo";
+  r.library = "Gloo, \"quoted\"";
+  r.algorithm = "ring";
+  r.collective = "reduce";
+  r.dtype = "double";
+  r.op = "max";
+  r.placement = "in";
+  r.root = 2;
+  r.nranks = 4;
+  r.nnodes = 2;
+  r.bytes = 65536;
+  r.count = 8192;
+  r.iters = 123;
+  r.time_us = 20.5;  // > 1.5 x p50: outliers
+  r.min_us = 9.25;
+  r.p50_us = 10.5;
+  r.p99_us = 40.75;
+  r.max_us = 50.125;
+  r.cv = 0.375;
+  r.algbw_GBps = 3.1875;
+  r.busbw_GBps = 2.375;  // six significant digits survive CSV ("%.6g")
+  r.wrong = 7;
+  r.env = "NCCL_ALGO=ring NCCL_PROTO=LL";
+  return r;
+}
+
+// Member by member, independently of the table.
+void expect_same_members(const ResultRecord& a, const ResultRecord& b) {
+  EXPECT_EQ(a.backend, b.backend);
+  EXPECT_EQ(a.library, b.library);
+  EXPECT_EQ(a.algorithm, b.algorithm);
+  EXPECT_EQ(a.collective, b.collective);
+  EXPECT_EQ(a.dtype, b.dtype);
+  EXPECT_EQ(a.op, b.op);
+  EXPECT_EQ(a.placement, b.placement);
+  EXPECT_EQ(a.root, b.root);
+  EXPECT_EQ(a.nranks, b.nranks);
+  EXPECT_EQ(a.nnodes, b.nnodes);
+  EXPECT_EQ(a.bytes, b.bytes);
+  EXPECT_EQ(a.count, b.count);
+  EXPECT_EQ(a.iters, b.iters);
+  EXPECT_EQ(a.time_us, b.time_us);
+  EXPECT_EQ(a.min_us, b.min_us);
+  EXPECT_EQ(a.p50_us, b.p50_us);
+  EXPECT_EQ(a.p99_us, b.p99_us);
+  EXPECT_EQ(a.max_us, b.max_us);
+  EXPECT_EQ(a.cv, b.cv);
+  EXPECT_EQ(a.algbw_GBps, b.algbw_GBps);
+  EXPECT_EQ(a.busbw_GBps, b.busbw_GBps);
+  EXPECT_EQ(a.wrong, b.wrong);
+  EXPECT_EQ(a.env, b.env);
+  EXPECT_EQ(a.repeat, b.repeat);
+  ASSERT_EQ(a.repeats.size(), b.repeats.size());
+  for (std::size_t i = 0; i < a.repeats.size(); ++i)
+    expect_same_members(a.repeats[i], b.repeats[i]);
+}
+
+std::vector<std::string> keys(const nlohmann::ordered_json& j) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : j.items()) out.push_back(k);
+  return out;
+}
+
+TEST(RecordFields, ColumnsAreTheContractInOrder) {
+  EXPECT_EQ(std::vector<std::string>(kResultColumns.begin(), kResultColumns.end()),
+            kContractColumns);
+  EXPECT_EQ(kResultColumnsRequired, 22u);  // files written before `env` end at `wrong`
+  EXPECT_EQ(keys(ordered_json(full_record())), kContractColumns);
+  EXPECT_EQ(record_fields(full_record()).size(), kContractColumns.size());
+}
+
+TEST(RecordFields, EveryFieldRoundTripsThroughCsv) {
+  const ResultRecord r = full_record();
+  const std::vector<std::string> fields = record_fields(r);
+  EXPECT_EQ(fields[7], "2");         // root
+  EXPECT_EQ(fields[13], "20.5");     // time_us, "%.6g"
+  EXPECT_EQ(fields[21], "7");        // wrong
+  EXPECT_EQ(fields.back(), "true");  // outliers, derived
+  expect_same_members(record_from_fields(fields, "row"), r);
+
+  ResultRecord empty = r;  // empty optionals, the root of an unrooted collective
+  empty.root = -1;
+  empty.algbw_GBps.reset();
+  empty.busbw_GBps.reset();
+  empty.wrong.reset();
+  empty.env.clear();
+  const std::vector<std::string> blank = record_fields(empty);
+  EXPECT_EQ(blank[7], "-1");
+  EXPECT_EQ(blank[19], "");
+  EXPECT_EQ(blank[21], "");
+  expect_same_members(record_from_fields(blank, "row"), empty);
+}
+
+TEST(RecordFields, EveryFieldRoundTripsThroughJson) {
+  const ResultRecord r = full_record();
+  const nlohmann::json plain = r;
+  EXPECT_EQ(plain.size(), kContractColumns.size());
+  EXPECT_EQ(plain["outliers"], true);
+  expect_same_members(plain.get<ResultRecord>(), r);
+  expect_same_members(nlohmann::json::parse(ordered_json(r).dump()).get<ResultRecord>(), r);
+
+  ResultRecord empty = r;
+  empty.algbw_GBps.reset();
+  empty.wrong.reset();
+  const nlohmann::json nulls = empty;
+  EXPECT_TRUE(nulls["algbw_GBps"].is_null());
+  EXPECT_TRUE(nulls["wrong"].is_null());
+  expect_same_members(nulls.get<ResultRecord>(), empty);
+}
+
+// A summary over launches writes each launch's figures (the kFigure rows) after its index, and
+// reads the rest of each launch from the summary.
+TEST(RecordFields, RepetitionsCarryTheFiguresOfEachLaunch) {
+  ResultRecord summary = full_record();
+  for (int i = 0; i < 2; ++i) {
+    ResultRecord launch = full_record();
+    launch.repeat = i;
+    launch.time_us = 10 + i;
+    launch.wrong.reset();
+    summary.repeats.push_back(launch);
+  }
+  const nlohmann::ordered_json j = ordered_json(summary);
+  std::vector<std::string> expected = kContractColumns;
+  expected.insert(expected.end(), {"repetitions", "repeats"});
+  EXPECT_EQ(keys(j), expected);
+  EXPECT_EQ(keys(j["repeats"][1]),
+            (std::vector<std::string>{"repeat", "iters", "time_us", "min_us", "p50_us", "p99_us",
+                                      "max_us", "cv", "algbw_GBps", "busbw_GBps", "wrong"}));
+  expect_same_members(nlohmann::json::parse(j.dump()).get<ResultRecord>(), summary);
+}
+
+// Files written before the later columns: a CSV of 22 or 23 columns, JSON without `env`.
+TEST(RecordFields, OlderFilesWithoutTheLaterColumnsAreRead) {
+  const ResultRecord r = full_record();
+  std::vector<std::string> fields = record_fields(r);
+  fields.pop_back();  // outliers
+  expect_same_members(record_from_fields(fields, "row"), r);
+  fields.pop_back();  // env
+  ResultRecord no_env = r;
+  no_env.env.clear();
+  expect_same_members(record_from_fields(fields, "row"), no_env);
+  fields.pop_back();  // wrong: every file has it
+  EXPECT_THROW(record_from_fields(fields, "row"), Error);
+
+  nlohmann::json j = r;
+  j.erase("env");
+  j.erase("outliers");
+  expect_same_members(j.get<ResultRecord>(), no_env);
+  j.erase("cv");  // a column every file has
+  EXPECT_THROW(j.get<ResultRecord>(), Error);
+}
+
+TEST(RecordFields, HeaderOfEveryColumnOrOfAnOlderFileIsAccepted) {
+  std::vector<std::string> header = kContractColumns;
+  EXPECT_TRUE(result_csv_header(header));
+  header.pop_back();
+  EXPECT_TRUE(result_csv_header(header));
+  header.pop_back();
+  EXPECT_TRUE(result_csv_header(header));
+  header.pop_back();
+  EXPECT_FALSE(result_csv_header(header));
+  header = kContractColumns;
+  header.push_back("extra");
+  EXPECT_FALSE(result_csv_header(header));
+  header = kContractColumns;
+  std::swap(header[0], header[1]);
+  EXPECT_FALSE(result_csv_header(header));
+}
+
+// Each row's type decides what it accepts: counts are never negative, root may be.
+TEST(RecordFields, ReadingChecksEachFieldByItsType) {
+  std::vector<std::string> fields = record_fields(full_record());
+  fields[7] = "-1";  // root
+  EXPECT_EQ(record_from_fields(fields, "row").root, -1);
+  fields[8] = "-1";  // nranks
+  EXPECT_THROW(record_from_fields(fields, "row"), Error);
+  fields = record_fields(full_record());
+  fields[20] = "-0.5";  // busbw_GBps
+  EXPECT_THROW(record_from_fields(fields, "row"), Error);
+  fields = record_fields(full_record());
+  fields[21] = "x";  // wrong
+  EXPECT_THROW(record_from_fields(fields, "row"), Error);
+
+  nlohmann::json j = full_record();
+  j["root"] = -1;
+  EXPECT_EQ(j.get<ResultRecord>().root, -1);
+  j["nnodes"] = -1;
+  EXPECT_THROW(j.get<ResultRecord>(), Error);
+  j = full_record();
+  j["env"] = 3;
+  EXPECT_THROW(j.get<ResultRecord>(), Error);
+  j = full_record();
+  j["library"] = nullptr;  // a string every file has
+  EXPECT_THROW(j.get<ResultRecord>(), Error);
+}
+
+}  // namespace
+}  // namespace cb
