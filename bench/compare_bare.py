@@ -18,9 +18,20 @@ Printed per backend, as the median over rounds (and the best round: noise only a
                  same length per iteration)
 The load average is printed before and after: figures taken while the machine is busy are noise.
 
+Machine modes. bench/core_pingpong (two pinned threads bouncing a cache line, no MPI) runs right
+before and right after every launch. On a virtual machine its round trip can jump between modes
+while nothing in the guest changes (here 50 ns and 300 ns: the host moves the two virtual CPUs
+between sibling hyper-threads and distant cores), and every shared-memory transport follows it.
+When the probes of a session span a factor of 2 or more, each probe is called fast or slow
+against the geometric midpoint of the lowest and highest probe; a launch whose two probes agree
+has that mode, otherwise it is "mixed". A round counts as same-mode when both of its launches
+have the same (not mixed) mode, and the ratios are printed again over the same-mode rounds of
+each mode: the like-for-like comparison. Without a spread of 2 all launches are in one mode.
+
 Usage: bench/compare_bare.py [--rounds 7] [--backends openmpi,mpich,gloo] [--sizes 8,4194304]
          [--min-time 0.2] [--build build] [--mpich-build build-mpich]
          [--commbench-openmpi PATH] [--commbench-mpich PATH] [--per-round] [--sweep]
+         [--core-pingpong PATH]
 """
 import argparse
 import csv
@@ -68,6 +79,23 @@ def parse_commbench(out, diag_path):
     return rows
 
 
+def probe(path):
+    """bench/core_pingpong's minimum round trip in ns."""
+    out = subprocess.run([path], capture_output=True, text=True, timeout=60, check=True).stdout
+    f = out.split()
+    return float(f[f.index("min") + 1])
+
+
+def classify(probes):
+    """A function from a probe value to its mode: "fast"/"slow" around the geometric midpoint of
+    the lowest and highest probe when they differ by 2x or more, else "one"."""
+    lo, hi = min(probes), max(probes)
+    if hi < 2 * lo:
+        return lambda v: "one"
+    mid = (lo * hi) ** 0.5
+    return lambda v: "fast" if v < mid else "slow"
+
+
 def run(cmd, env):
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     if p.returncode != 0:
@@ -87,6 +115,7 @@ def main():
     ap.add_argument("--commbench-openmpi", help="commbench binary to measure (Open MPI, gloo)")
     ap.add_argument("--commbench-mpich", help="commbench binary to measure (MPICH)")
     ap.add_argument("--per-round", action="store_true", help="also print every round's ratios")
+    ap.add_argument("--core-pingpong", help="the mode probe (default: BUILD/bench/core_pingpong)")
     ap.add_argument("--sweep", action="store_true",
                     help="also time the default sweep (all collectives, 8 B - 64 MiB) on Open MPI")
     a = ap.parse_args()
@@ -99,6 +128,7 @@ def main():
     bare_mpi = {"openmpi": os.path.join(a.build, "bench", "bare_allreduce"),
                 "mpich": os.path.join(a.mpich_build, "bench", "bare_allreduce")}
     bare_gloo = os.path.join(a.build, "bench", "bare_gloo_allreduce")
+    pingpong = a.core_pingpong or os.path.join(a.build, "bench", "core_pingpong")
     cb_args = ["run", "-c", "allreduce", "-b", str(small), "-e", str(large),
                "-i", str(large - small), "--min-time", a.min_time, "--format", "csv",
                "--no-check", "--progress", "never"]
@@ -117,17 +147,21 @@ def main():
     load_before = os.getloadavg()
     t_start = time.monotonic()
     results = {b: [] for b in backends}  # per round: (bare rows, commbench rows)
+    probes = {b: [] for b in backends}  # per round: ((bare before, after), (cb before, after))
     for r in range(a.rounds):
         for b in backends:
             bare_cmd, cb_cmd = commands(b)
-            got = {}
+            got, pp = {}, {}
             for side in (("bare", "cb") if r % 2 == 0 else ("cb", "bare")):
+                before = probe(pingpong)
                 if side == "bare":
                     got["bare"] = parse_bare(run(bare_cmd, env))
                 else:
                     out = run(cb_cmd, dict(env, COMMBENCH_DIAGNOSTICS=diag))
                     got["cb"] = parse_commbench(out, diag)
+                pp[side] = (before, probe(pingpong))
             results[b].append((got["bare"], got["cb"]))
+            probes[b].append((pp["bare"], pp["cb"]))
     os.rmdir(tmp)
     load_after = os.getloadavg()
 
@@ -143,7 +177,14 @@ def main():
               f"{'bare GB/s':>9} {'cb GB/s':>9} {'bw x':>6} "
               f"{'>10x p50 ' + str(small) + ' B bare/cb':>26} {'at ' + str(large) + ' B bare/cb':>22}")
     print(header)
-    verdicts = []
+    all_probes = [v for b in backends for rnd in probes[b] for side in rnd for v in side]
+    mode_of = classify(all_probes)
+
+    def launch_mode(pair):
+        m = {mode_of(v) for v in pair}
+        return m.pop() if len(m) == 1 else "mixed"
+
+    verdicts, mode_lines = [], []
     for b in backends:
         rounds = results[b]
         t_bare = [x[0][small]["t"] for x in rounds]
@@ -171,14 +212,33 @@ def main():
         if a.per_round:
             print(f"{'':<8} rounds: time x " + " ".join(f"{x:.3f}" for x in t_ratio))
             print(f"{'':<8} rounds: bw x   " + " ".join(f"{x:.3f}" for x in bw_ratio))
-        ok_t = med[2] <= TIME_TARGET
-        ok_bw = med[5] >= BW_TARGET
-        verdicts.append(f"{b}: {small} B time x {med[2]:.3f} ({'meets' if ok_t else 'misses'} "
-                        f"<= {TIME_TARGET}), {large} B bw x {med[5]:.3f} "
-                        f"({'meets' if ok_bw else 'misses'} >= {BW_TARGET})")
+        modes = [(launch_mode(p[0]), launch_mode(p[1])) for p in probes[b]]
+        if a.per_round:
+            print(f"{'':<8} rounds: mode   " + " ".join(f"{m[0]}/{m[1]}" for m in modes))
+        mode_lines.append(f"{b}: launches by mode (bare/cb): " + ", ".join(
+            f"{m} {sum(x[0] == m for x in modes)}/{sum(x[1] == m for x in modes)}"
+            for m in ("fast", "slow", "one", "mixed") if any(m in x for x in modes)))
+        verdict = [(f"{b}: {small} B time x {med[2]:.3f}, {large} B bw x {med[5]:.3f} over all "
+                    f"{len(rounds)} rounds", med[2], med[5])]
+        for m in ("one", "fast", "slow"):
+            same = [i for i, x in enumerate(modes) if x == (m, m)]
+            if not same or m == "one":
+                continue
+            tm = statistics.median(t_ratio[i] for i in same)
+            bm = statistics.median(bw_ratio[i] for i in same)
+            verdict.append((f"{b}: {small} B time x {tm:.3f}, {large} B bw x {bm:.3f} over the "
+                            f"{len(same)} rounds with both launches in the {m} mode", tm, bm))
+        for text, tm, bm in verdict:
+            verdicts.append(f"{text} (time {'meets' if tm <= TIME_TARGET else 'misses'} <= "
+                            f"{TIME_TARGET}, bw {'meets' if bm >= BW_TARGET else 'misses'} >= "
+                            f"{BW_TARGET})")
     print("time x = commbench time_us / bare time_us; bw x = commbench busbw / bare busbw; "
           "medians over rounds of each round's ratio (best: best round of each side)")
-    for v in verdicts:
+    print(f"core_pingpong round trip before/after each launch: {min(all_probes):.0f} - "
+          f"{max(all_probes):.0f} ns" + (
+              f"; fast below {(min(all_probes) * max(all_probes)) ** 0.5:.0f} ns, slow above"
+              if mode_of(max(all_probes)) == "slow" else "; one mode (spread below 2x)"))
+    for v in mode_lines + verdicts:
         print(v)
     if a.sweep:
         t0 = time.monotonic()

@@ -2,7 +2,7 @@
 """False alarms and detection of `commbench compare` over repeated launches, measured here.
 
   bench/compare_false_alarms.py [--commbench PATH] [--pairs 10] [--repeat 5] [--min-time S]
-                                [--no-default-sweep]
+                                [--no-default-sweep] [--keep DIR]
 
 Runs, alternating in time so that a change of machine load hits both kinds alike,
   B0, N0, B1, N1, ..., B(pairs-1), N(pairs-1), B(pairs)
@@ -17,13 +17,23 @@ then broadcast) in the environment.
   regression, next to the change of the medians pooled over all runs (the size of the effect);
   and how many regressions were reported for the collectives the variable does not touch
   (target: 0).
-All at compare's default settings. Finally the wall time of `commbench run --repeat R` with the
+All at compare's default settings.
+
+Machine modes: on a virtual machine every launch may land in a fast or a slow mode of the
+machine (the host places the two virtual CPUs close or far; bench/core_pingpong shows it without
+MPI). Each launch's mode is read from its own allgather 8 B `min_us` (a collective the variable
+does not touch; the fastest iteration, which preemption cannot lower): fast or slow against the
+geometric midpoint of the lowest and highest such value of the session, when they differ by 2x
+or more (else every launch is in one mode). Printed: every run's launches as a string (F fast,
+S slow, 1 one mode), and the detection count again over the pairs whose 10 launches all share
+one mode, next to the pairs that mix modes. Finally the wall time of `commbench run --repeat R` with the
 default sweep (unless --no-default-sweep). Prints `uptime` first and last: figures taken while
 the machine is busy are noisier.
 """
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -81,6 +91,23 @@ def pooled_change(files_base, files_new):
     return out
 
 
+def launch_modes(files):
+    """Per file: its launches' modes as a string (see the module's doc), and "range"."""
+    mins = {}
+    for f in files:
+        for r in json.load(open(f))["results"]:
+            if r["collective"] == "allgather" and r["bytes"] == 8:
+                mins[f] = [x["min_us"] for x in r.get("repeats", [r])]
+    every = [v for vs in mins.values() for v in vs]
+    lo, hi = min(every), max(every)
+    mid = (lo * hi) ** 0.5
+    out = {f: "".join("1" if hi < 2 * lo else "F" if v < mid else "S" for v in vs)
+           for f, vs in mins.items()}
+    out["range"] = f"{lo:.3f} - {hi:.3f} us" + (
+        f", fast below {mid:.3f} us" if hi >= 2 * lo else " (spread below 2x: one mode)")
+    return out
+
+
 def size_text(b):
     for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
         if b >= scale:
@@ -95,12 +122,15 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--min-time", type=float, default=0.01)
     ap.add_argument("--no-default-sweep", action="store_true")
+    ap.add_argument("--keep", help="write the runs' JSON files here (default: a temporary "
+                    "directory, removed at the end)")
     a = ap.parse_args()
     env = dict(os.environ)
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     slow_env = dict(env, **SLOW)
-    work = tempfile.mkdtemp(prefix="cb-false-alarms-")
+    work = a.keep or tempfile.mkdtemp(prefix="cb-false-alarms-")
+    os.makedirs(work, exist_ok=True)
     print(f"# {uptime()}")
     print(f"# sweep: run {' '.join(SWEEP)} --repeat {a.repeat} --min-time {a.min_time}")
     start = time.monotonic()
@@ -113,33 +143,49 @@ def main():
             run(a.commbench, new[-1], a.repeat, a.min_time, slow_env)
     runs_s = time.monotonic() - start
 
+    modes = launch_modes(base + new)
+    print("\n## machine mode of every launch (allgather 8 B min_us; F fast, S slow, 1 one mode)\n")
+    print(f"allgather 8 B min_us per launch: {modes['range']}")
+    for i in range(a.pairs + 1):
+        print(f"- B{i} {modes[base[i]]}" + (f"   N{i} {modes[new[i]]}" if i < a.pairs else ""))
+
+    def one_mode(*files):
+        return len(set("".join(modes[f] for f in files))) == 1
+
     print(f"\n## false alarms: {a.pairs} pairs of identical configurations\n")
     total = 0
     for i in range(a.pairs):
         rs = regressions(compare(a.commbench, base[i], base[i + 1]))
         total += len(rs)
         where = ", ".join(f"{r['collective']} {size_text(r['bytes'])}" for r in rs)
-        print(f"- B{i} -> B{i + 1}: {len(rs)} regressions{': ' + where if where else ''}")
+        print(f"- B{i} -> B{i + 1} ({modes[base[i]]} -> {modes[base[i + 1]]}): {len(rs)} "
+              f"regressions{': ' + where if where else ''}")
     print(f"\nfalse alarms: {total} regressions in {a.pairs} pairs (target 0)")
 
     print(f"\n## detection: allreduce basic_linear on the new side, {a.pairs} pairs\n")
-    hits, others = {}, 0
+    hits, hits_one, others = {}, {}, 0
     compared = 0
+    one = [i for i in range(a.pairs) if one_mode(base[i], new[i])]
     for i in range(a.pairs):
         rep = compare(a.commbench, base[i], new[i])
         compared = rep["summary"]["compared"]
         for r in regressions(rep):
             if r["collective"] == "allreduce":
                 hits[r["bytes"]] = hits.get(r["bytes"], 0) + 1
+                if i in one:
+                    hits_one[r["bytes"]] = hits_one.get(r["bytes"], 0) + 1
             else:
                 others += 1
     effect = pooled_change(base, new)
-    print("| allreduce size | metric | pooled change (worse +) | detected in |")
-    print("|---:|---|---:|---:|")
+    print(f"one-mode pairs (all 10 launches in one mode): {len(one)} of {a.pairs}\n")
+    print("| allreduce size | metric | pooled change (worse +) | detected in | in one-mode pairs "
+          "| in mixed pairs |")
+    print("|---:|---|---:|---:|---:|---:|")
     for size in sorted(effect):
         metric, change = effect[size]
-        print(f"| {size_text(size)} | {metric} | {change * 100:+.1f}% | "
-              f"{hits.get(size, 0)}/{a.pairs} |")
+        h, h1 = hits.get(size, 0), hits_one.get(size, 0)
+        print(f"| {size_text(size)} | {metric} | {change * 100:+.1f}% | {h}/{a.pairs} | "
+              f"{h1}/{len(one)} | {h - h1}/{a.pairs - len(one)} |")
     affected = [s for s, (_, c) in effect.items() if c > 0.20]
     detected = sum(1 for s in affected if hits.get(s, 0) >= 0.9 * a.pairs)
     print(f"\naffected sizes (pooled change worse than 20 %): {len(affected)}; detected in >= 90 % "
@@ -158,6 +204,8 @@ def main():
             sys.exit(f"default sweep failed ({p.returncode}):\n{p.stderr}")
         print(f"wall time of `commbench run --repeat {a.repeat}` (default sweep): "
               f"{time.monotonic() - t:.0f} s")
+    if not a.keep:
+        shutil.rmtree(work)
     print(f"# {uptime()}")
 
 
