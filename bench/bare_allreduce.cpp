@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/host_floats.hpp"
 #include "collectives/stats.hpp"
 #include "collectives/timer.hpp"
 #include "collectives/timing_diagnostics.hpp"
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
   }
   for (long bytes : sizes) {
     int count = static_cast<int>(std::max(1L, bytes / 4));
-    std::vector<float> send(count, 1.0f), recv(count, 0.0f);
+    cb::bench::HostFloats send(count, 1.0f), recv(count, 0.0f);
     // Calibrate: double the loop until it takes a fifth of the budget, then run the budget.
     long iters = 1;
     double t = timed_loop(send.data(), recv.data(), count, iters);

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/host_floats.hpp"
 #include "collectives/stats.hpp"
 #include "collectives/timer.hpp"
 #include "collectives/timing_diagnostics.hpp"
@@ -47,9 +48,9 @@ void max_over_ranks(const ContextPtr& ctx, double* v, std::size_t n) {
 struct Loop {
   ContextPtr ctx;
   std::unique_ptr<::gloo::AllreduceOptions> opts;
-  std::vector<float> send, recv;
+  cb::bench::HostFloats send, recv;
 
-  Loop(ContextPtr c, std::size_t count) : ctx(std::move(c)), send(count, 1.0f), recv(count) {
+  Loop(ContextPtr c, std::size_t count) : ctx(std::move(c)), send(count, 1.0f), recv(count, 0.0f) {
     opts = std::make_unique<::gloo::AllreduceOptions>(ctx);
     opts->setInput(send.data(), count);
     opts->setOutput(recv.data(), count);
