@@ -22,11 +22,12 @@ All at compare's default settings.
 Machine modes: on a virtual machine every launch may land in a fast or a slow mode of the
 machine (the host places the two virtual CPUs close or far; bench/core_pingpong shows it without
 MPI). Each launch's mode is read from its own allgather 8 B `min_us` (a collective the variable
-does not touch; the fastest iteration, which preemption cannot lower): fast or slow against the
-geometric midpoint of the lowest and highest such value of the session, when they differ by 2x
-or more (else every launch is in one mode). Printed: every run's launches as a string (F fast,
-S slow, 1 one mode), and the detection count again over the pairs whose 10 launches all share
-one mode, next to the pairs that mix modes. Finally the wall time of `commbench run --repeat R` with the
+does not touch; the fastest iteration, which preemption does not lower): against the lowest such
+value of the session, below 2x is F (fast), 2x to 5x S (slow; here the modes differ by about
+2.3x), 5x or more ? (disturbed: other processes held the CPUs). Printed: every run's launches as
+a string, the false alarms of every pair next to its two strings, and the detection count again
+over the pairs whose 10 launches are all F, next to the other pairs. --from DIR reads the runs
+kept by an earlier --keep DIR instead of running them. Finally the wall time of `commbench run --repeat R` with the
 default sweep (unless --no-default-sweep). Prints `uptime` first and last: figures taken while
 the machine is busy are noisier.
 """
@@ -98,13 +99,14 @@ def launch_modes(files):
         for r in json.load(open(f))["results"]:
             if r["collective"] == "allgather" and r["bytes"] == 8:
                 mins[f] = [x["min_us"] for x in r.get("repeats", [r])]
-    every = [v for vs in mins.values() for v in vs]
-    lo, hi = min(every), max(every)
-    mid = (lo * hi) ** 0.5
-    out = {f: "".join("1" if hi < 2 * lo else "F" if v < mid else "S" for v in vs)
+    lo = min(v for vs in mins.values() for v in vs)
+    out = {f: "".join("F" if v < 2 * lo else "S" if v < 5 * lo else "?" for v in vs)
            for f, vs in mins.items()}
-    out["range"] = f"{lo:.3f} - {hi:.3f} us" + (
-        f", fast below {mid:.3f} us" if hi >= 2 * lo else " (spread below 2x: one mode)")
+    every = sorted(v for vs in mins.values() for v in vs)
+    out["range"] = (f"F {every[0]:.3f} - {max(v for v in every if v < 2 * lo):.3f} us"
+                    + "".join(f", {m} {min(s):.3f} - {max(s):.3f} us" for m, s in (
+                        ("S", [v for v in every if 2 * lo <= v < 5 * lo]),
+                        ("?", [v for v in every if v >= 5 * lo])) if s))
     return out
 
 
@@ -124,12 +126,14 @@ def main():
     ap.add_argument("--no-default-sweep", action="store_true")
     ap.add_argument("--keep", help="write the runs' JSON files here (default: a temporary "
                     "directory, removed at the end)")
+    ap.add_argument("--from", dest="source", help="analyse the runs kept in this directory by an "
+                    "earlier --keep (same --pairs) instead of running them")
     a = ap.parse_args()
     env = dict(os.environ)
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     slow_env = dict(env, **SLOW)
-    work = a.keep or tempfile.mkdtemp(prefix="cb-false-alarms-")
+    work = a.source or a.keep or tempfile.mkdtemp(prefix="cb-false-alarms-")
     os.makedirs(work, exist_ok=True)
     print(f"# {uptime()}")
     print(f"# sweep: run {' '.join(SWEEP)} --repeat {a.repeat} --min-time {a.min_time}")
@@ -137,20 +141,22 @@ def main():
     base, new = [], []
     for i in range(a.pairs + 1):
         base.append(os.path.join(work, f"B{i}.json"))
-        run(a.commbench, base[-1], a.repeat, a.min_time, env)
+        if not a.source:
+            run(a.commbench, base[-1], a.repeat, a.min_time, env)
         if i < a.pairs:
             new.append(os.path.join(work, f"N{i}.json"))
-            run(a.commbench, new[-1], a.repeat, a.min_time, slow_env)
+            if not a.source:
+                run(a.commbench, new[-1], a.repeat, a.min_time, slow_env)
     runs_s = time.monotonic() - start
 
     modes = launch_modes(base + new)
-    print("\n## machine mode of every launch (allgather 8 B min_us; F fast, S slow, 1 one mode)\n")
+    print("\n## machine mode of every launch (allgather 8 B min_us; F fast, S slow, ? disturbed)\n")
     print(f"allgather 8 B min_us per launch: {modes['range']}")
     for i in range(a.pairs + 1):
         print(f"- B{i} {modes[base[i]]}" + (f"   N{i} {modes[new[i]]}" if i < a.pairs else ""))
 
-    def one_mode(*files):
-        return len(set("".join(modes[f] for f in files))) == 1
+    def all_fast(*files):
+        return set("".join(modes[f] for f in files)) == {"F"}
 
     print(f"\n## false alarms: {a.pairs} pairs of identical configurations\n")
     total = 0
@@ -165,7 +171,7 @@ def main():
     print(f"\n## detection: allreduce basic_linear on the new side, {a.pairs} pairs\n")
     hits, hits_one, others = {}, {}, 0
     compared = 0
-    one = [i for i in range(a.pairs) if one_mode(base[i], new[i])]
+    one = [i for i in range(a.pairs) if all_fast(base[i], new[i])]
     for i in range(a.pairs):
         rep = compare(a.commbench, base[i], new[i])
         compared = rep["summary"]["compared"]
@@ -177,9 +183,9 @@ def main():
             else:
                 others += 1
     effect = pooled_change(base, new)
-    print(f"one-mode pairs (all 10 launches in one mode): {len(one)} of {a.pairs}\n")
-    print("| allreduce size | metric | pooled change (worse +) | detected in | in one-mode pairs "
-          "| in mixed pairs |")
+    print(f"all-fast pairs (every launch of both sides F): {len(one)} of {a.pairs}\n")
+    print("| allreduce size | metric | pooled change (worse +) | detected in | in all-fast pairs "
+          "| in the others |")
     print("|---:|---|---:|---:|---:|---:|")
     for size in sorted(effect):
         metric, change = effect[size]
@@ -192,10 +198,11 @@ def main():
           f"of pairs at {detected} of them")
     print(f"regressions reported for allgather, broadcast, alltoall (untouched): {others} "
           f"(target 0); {compared} records compared per pair")
-    print(f"\nwall time of the {2 * a.pairs + 1} runs: {runs_s:.0f} s "
-          f"({runs_s / (2 * a.pairs + 1):.1f} s per --repeat {a.repeat} run)")
+    if not a.source:
+        print(f"\nwall time of the {2 * a.pairs + 1} runs: {runs_s:.0f} s "
+              f"({runs_s / (2 * a.pairs + 1):.1f} s per --repeat {a.repeat} run)")
 
-    if not a.no_default_sweep:
+    if not a.no_default_sweep and not a.source:
         t = time.monotonic()
         out = os.path.join(work, "default.json")
         p = subprocess.run([a.commbench, "run", "--repeat", str(a.repeat), "--output", out],
@@ -204,7 +211,7 @@ def main():
             sys.exit(f"default sweep failed ({p.returncode}):\n{p.stderr}")
         print(f"wall time of `commbench run --repeat {a.repeat}` (default sweep): "
               f"{time.monotonic() - t:.0f} s")
-    if not a.keep:
+    if not a.keep and not a.source:
         shutil.rmtree(work)
     print(f"# {uptime()}")
 
