@@ -42,11 +42,7 @@ std::vector<LinkSample> link_samples(const json& doc, const std::string& source)
 }
 
 RequirementResult evaluate_links(const LinksRequirement& q, const std::vector<LinkSample>& pairs) {
-  RequirementResult out;
-  out.name = q.name;
-  out.kind = "links";
-  out.line = q.line;
-  out.severity = q.severity;
+  RequirementResult out = result_for(q, "links");
   TopologyChecks c(out);
   const LinksVerdict verdict = links_verdict(pairs, q.min_fraction_of_median.value_or(0.8));
   if (verdict.links.empty()) c.add(false, "no links between hosts measured", "links measured");

@@ -126,11 +126,7 @@ std::size_t apply(const Limit& limit, const std::vector<Sourced>& matched, Requi
 
 RequirementResult evaluate_results(const ResultRequirement& q,
                                    const std::vector<ResultFile>& files) {
-  RequirementResult out;
-  out.name = q.name;
-  out.kind = "results";
-  out.line = q.line;
-  out.severity = q.severity;
+  RequirementResult out = result_for(q, "results");
   std::vector<Limit> limits = limits_of(q);
   for (const auto& l : limits) out.expected += (out.expected.empty() ? "" : "; ") + bound_text(l);
   // Each measurement of a file judged on its median over repetitions (`run --repeat` summaries,

@@ -41,6 +41,17 @@ class TopologyChecks {
   bool ok_ = true;
 };
 
+// The result of requirement `q` of `kind` ("results", "topology", "links") before any check.
+template <class Requirement>
+RequirementResult result_for(const Requirement& q, const char* kind) {
+  RequirementResult out;
+  out.name = q.name;
+  out.kind = kind;
+  out.line = q.line;
+  out.severity = q.severity;
+  return out;
+}
+
 RequirementResult evaluate_results(const ResultRequirement& q,
                                    const std::vector<ResultFile>& files);
 // On one host's facts, or on every host of a cluster's, naming the hosts that fail.

@@ -133,11 +133,7 @@ void check_ib(const TopologyRequirement& q, const HostTopologyFacts& h, Topology
 }
 
 RequirementResult evaluate_host(const TopologyRequirement& q, const HostTopologyFacts& h) {
-  RequirementResult out;
-  out.name = q.name;
-  out.kind = "topology";
-  out.line = q.line;
-  out.severity = q.severity;
+  RequirementResult out = result_for(q, "topology");
   TopologyChecks c(out);
   if (q.gpus) {
     auto n = h.gpus.size();
@@ -191,10 +187,7 @@ RequirementResult evaluate_topology(const TopologyRequirement& q, const Topology
   } else {
     std::vector<std::string> failed;
     std::string first;
-    out.name = q.name;
-    out.kind = "topology";
-    out.line = q.line;
-    out.severity = q.severity;
+    out = result_for(q, "topology");
     out.passed = true;
     for (const auto& h : t.hosts) {
       RequirementResult r = evaluate_host(q, h.facts);
