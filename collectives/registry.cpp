@@ -134,12 +134,7 @@ BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& o
   f.nccl_unavailable = nccl ? why_unavailable(*nccl, options) : std::string("not in this build");
   for (const char* name : {"mpi", "gloo"}) {
     const BackendEntry* e = find_backend(name);
-    std::string reason = e ? why_unavailable(*e, options) : std::string("not in this build");
-    if (reason.empty()) {
-      f.cpu_backends.push_back(name);
-    } else {
-      f.cpu_unavailable.push_back(fmt::format("{}: {}", name, reason));
-    }
+    if (e && why_unavailable(*e, options).empty()) f.cpu_backends.push_back(name);
   }
   f.mpi_can_start = launch.kind != LaunchInfo::Kind::Local;
   // Asked only on a GPU machine: the parent, before any rank exists, must not initialise MPI.

@@ -99,12 +99,11 @@ BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& o
 // The facts the default depends on, gathered by default_backends, so that the rule itself can be
 // tested on any machine.
 struct DefaultFacts {
-  std::string nccl_unavailable;              // empty: a GPU is visible and NCCL loads
-  std::vector<std::string> cpu_backends;     // CPU backends that can run here, registry order
-  std::vector<std::string> cpu_unavailable;  // "name: reason" for those that cannot
-  bool mpi_can_start = true;                 // not a rank of the local launcher
-  bool mpi_cuda_aware = false;               // asked only when nccl can run and mpi can start
-  std::string mpi_cuda_how;                  // what was asked and what it answered
+  std::string nccl_unavailable;           // empty: a GPU is visible and NCCL loads
+  std::vector<std::string> cpu_backends;  // CPU backends that can run here, registry order
+  bool mpi_can_start = true;              // not a rank of the local launcher
+  bool mpi_cuda_aware = false;            // asked only when nccl can run and mpi can start
+  std::string mpi_cuda_how;               // what was asked and what it answered
 };
 BackendChoice choose_default_backends(const DefaultFacts& facts);
 
