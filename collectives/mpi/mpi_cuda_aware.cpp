@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include "collectives/mpi/mpi_runtime.hpp"
 #include "collectives/nccl/cuda_device.hpp"
@@ -14,11 +15,20 @@
 
 namespace cb::mpi {
 
+namespace {
+
+// COMMBENCH_MPI_CUDA_AWARE=1 (or 0), the user's answer for any library, when set.
+std::optional<CudaSupport> user_answer() {
+  const char* v = std::getenv("COMMBENCH_MPI_CUDA_AWARE");
+  if (!v || !*v) return std::nullopt;
+  return CudaSupport{std::string(v) == "1", fmt::format("COMMBENCH_MPI_CUDA_AWARE={}", v)};
+}
+
+}  // namespace
+
 CudaSupport cuda_support() {
   ensure_initialized();
-  if (const char* v = std::getenv("COMMBENCH_MPI_CUDA_AWARE"); v && *v) {
-    return {std::string(v) == "1", fmt::format("COMMBENCH_MPI_CUDA_AWARE={}", v)};
-  }
+  if (auto answer = user_answer()) return *answer;
 #if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
   const char* built = "built with CUDA support";
@@ -38,9 +48,7 @@ CudaSupport cuda_support() {
 }
 
 CudaSupport cuda_support_before_launch() {
-  if (const char* v = std::getenv("COMMBENCH_MPI_CUDA_AWARE"); v && *v) {
-    return {std::string(v) == "1", fmt::format("COMMBENCH_MPI_CUDA_AWARE={}", v)};
-  }
+  if (auto answer = user_answer()) return *answer;
 #if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA && \
     defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
   return {true, "Open MPI built with CUDA support"};
