@@ -39,14 +39,14 @@ bool steering_variable(std::string_view name) {
                                                                  "HCOLL_"};
   // Launcher bookkeeping (common/environment.hpp) and commbench's own per-rank launch variables:
   // they steer nothing and would make runs differ.
-  static constexpr std::array<std::string_view, 6> kOwnLaunch = {
-      "COMMBENCH_LOCAL_",     "COMMBENCH_RELAUNCHED", "COMMBENCH_RANK_STATUS",
-      "COMMBENCH_RANK_WATCH", "COMMBENCH_TMP_TAG",    "COMMBENCH_TEST_"};
+  // (COMMBENCH_TEST_FAULT is not among them: it steers the timed loop, so a run that had it
+  // says so.)
+  static constexpr std::array<std::string_view, 5> kOwnLaunch = {
+      "COMMBENCH_LOCAL_", "COMMBENCH_RELAUNCHED", "COMMBENCH_RANK_STATUS", "COMMBENCH_RANK_WATCH",
+      "COMMBENCH_TMP_TAG"};
   bool steering = false;
   for (auto p : kPrefixes) steering = steering || name.substr(0, p.size()) == p;
   for (auto p : kOwnLaunch) steering = steering && name.substr(0, p.size()) != p;
-  // The test-only fault steers the timed loop (slow:R:US), so a run that had it says so.
-  steering = steering || name == "COMMBENCH_TEST_FAULT";
   return steering && !secret_name(name) && !launcher_bookkeeping(name);
 }
 
