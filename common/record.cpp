@@ -153,16 +153,20 @@ void repetition_fields_to_json(J& j, const ResultRecord& r) {
   }
 }
 
+// The value of a record's `repeat` field: a repetition's 0-based index.
+int repeat_index(const json& v) {
+  if (!v.is_number_integer() || v.get<int>() < 0) {
+    usage_error("result field 'repeat' must be a non-negative integer");
+  }
+  return v.get<int>();
+}
+
 // Reads a repetition's figures; the other fields come from its summary record.
 ResultRecord repeat_from_json(const json& j, const ResultRecord& summary) {
   if (!j.is_object()) usage_error("result field 'repeats' must hold objects");
   ResultRecord r = summary;
   r.repeats.clear();
-  const json& index = field(j, "repeat");
-  if (!index.is_number_integer() || index.get<int>() < 0) {
-    usage_error("result field 'repeat' must be a non-negative integer");
-  }
-  r.repeat = index.get<int>();
+  r.repeat = repeat_index(field(j, "repeat"));
   read_json_fields(j, r, kFigure);
   return r;
 }
@@ -233,12 +237,7 @@ void from_json(const json& j, ResultRecord& r) {
   if (!j.is_object()) usage_error("result record must be a JSON object");
   read_json_fields(j, r);
   r.repeat.reset();
-  if (auto it = j.find("repeat"); it != j.end() && !it->is_null()) {
-    if (!it->is_number_integer() || it->get<int>() < 0) {
-      usage_error("result field 'repeat' must be a non-negative integer");
-    }
-    r.repeat = it->get<int>();
-  }
+  if (auto it = j.find("repeat"); it != j.end() && !it->is_null()) r.repeat = repeat_index(*it);
   r.repeats.clear();
   if (auto it = j.find("repeats"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) usage_error("result field 'repeats' must be an array");
