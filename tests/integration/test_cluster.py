@@ -164,16 +164,28 @@ KILL_RUN = ["run", "-B", "mpi,gloo", "-c", "allreduce", "-b", "1K", "-e", "1K", 
 
 
 def commbench_pids(c, host):
-    """commbench processes running in an emulated host."""
+    """commbench processes running in an emulated host (a zombie has ended: not counted)."""
     found = []
     for pid in c.pids(host):
         try:
             with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() == "commbench":
-                    found.append(pid)
+                name = f.read().strip()
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if name == "commbench" and state != "Z":
+                found.append(pid)
         except OSError:
             pass
     return found
+
+
+def left_running(c, host, grace=10):
+    """commbench processes still running in `host` once the launcher's kills have had `grace`
+    seconds to land: a launcher may exit while its remote daemons' SIGKILLs are in flight."""
+    deadline = time.time() + grace
+    while commbench_pids(c, host) and time.time() < deadline:
+        time.sleep(0.1)
+    return commbench_pids(c, host)
 
 
 def kill_host_mid_run(c, cmd):
@@ -199,13 +211,13 @@ def test_a_host_killed_mid_run_is_named_and_nothing_is_left_running():
         first = err.splitlines()[0]
         assert first.startswith("commbench: ") and "rank 1 on host h2" in first, err
         for h in c.hosts:
-            assert not commbench_pids(c, h), f"left running on {h}"
+            assert not left_running(c, h), f"left running on {h}"
         # Under the user's own mpirun the launcher's exit code is the job's: non-zero, and
         # nothing is left running either.
         code, out, err = kill_host_mid_run(c, c.launcher(1) + [COMMBENCH] + KILL_RUN)
         assert code != 0, err
         for h in c.hosts:
-            assert not commbench_pids(c, h), f"left running on {h}"
+            assert not left_running(c, h), f"left running on {h}"
 
 
 def test_script_cleans_up_after_itself():
