@@ -3,10 +3,10 @@
 // under its local launcher. It starts its ranks itself (fork), unbound, and they meet through a
 // Gloo FileStore in a fresh directory.
 //
-// Per size it prints "bytes time_us busbw_GBps iters p50_us share_above_10x_p50": time_us is the
-// slowest rank's mean over a loop timed as a whole; the last two come from a second loop of the
-// same length with a time-stamp-counter read after each iteration (per-iteration samples, each
-// the max over ranks).
+// Per size it prints "bytes time_us busbw_GBps iters p50_us share_above_10x_p50 marked_time_us":
+// time_us is the slowest rank's mean over a loop timed as a whole; the last three come from a
+// second loop of the same length with a time-stamp-counter read after each iteration
+// (per-iteration samples, each the max over ranks; marked_time_us is that loop's mean).
 // Usage: bare_gloo_allreduce BYTES [BYTES...] [--min-time SECONDS] [--np N]
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
@@ -71,7 +71,7 @@ struct Loop {
   }
 
   // Per-iteration microseconds, each the max over ranks (commbench's own time-stamp timer).
-  std::vector<double> sampled(long iters) {
+  std::vector<double> sampled(long iters, double* mean_us) {
     auto timer = cb::make_host_timer();
     timer->reserve(static_cast<std::size_t>(iters));
     double zero = 0;
@@ -82,6 +82,8 @@ struct Loop {
       timer->mark();
     }
     timer->stop();
+    *mean_us = timer->elapsed_us() / static_cast<double>(iters);
+    max_over_ranks(ctx, mean_us, 1);
     std::vector<double> us = timer->samples_us();
     max_over_ranks(ctx, us.data(), us.size());
     return us;
@@ -110,12 +112,14 @@ int run_rank(int rank, int size, const std::string& dir, const std::vector<long>
     }
     iters = std::max(1L, static_cast<long>(static_cast<double>(iters) * (min_time / t)));
     t = loop.timed(iters);
-    std::vector<double> samples = loop.sampled(iters);
+    double marked_us = 0;
+    std::vector<double> samples = loop.sampled(iters, &marked_us);
     if (rank == 0) {
       const double us = t / static_cast<double>(iters) * 1e6;
       const double busbw = static_cast<double>(count) * 4 / us / 1e3 * 2.0 * (size - 1) / size;
-      std::printf("%zu %.6g %.6g %ld %.6g %.6g\n", count * 4, us, busbw, iters,
-                  cb::summarize(samples).p50, cb::share_above_median_multiple(samples, 10));
+      std::printf("%zu %.6g %.6g %ld %.6g %.6g %.6g\n", count * 4, us, busbw, iters,
+                  cb::summarize(samples).p50, cb::share_above_median_multiple(samples, 10),
+                  marked_us);
       std::fflush(stdout);
     }
   }

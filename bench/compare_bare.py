@@ -13,6 +13,9 @@ between rounds), with the same sizes, float sum, out of place, 2 ranks:
 Printed per backend, as the median over rounds (and the best round: noise only adds):
   time ratio   = commbench time_us / bare time_us at the smallest size (target <= 1.05)
   bw ratio     = commbench busbw / bare busbw at the largest size      (target >= 0.97)
+  clock ratio  = the bare loop's own second loop, which reads the time-stamp counter after every
+                 iteration as commbench does, against its loop timed as a whole, same launch: what
+                 per-iteration timing alone costs at the smallest size (in the verdict lines)
   p50 ratio    = commbench p50_us / bare p50_us at the smallest size (the median iteration, each
                  the max over ranks: what the ratio is without other processes' preemptions)
   >10x p50     = share of iterations slower than 10 x the median iteration, each side
@@ -57,13 +60,15 @@ def mpi_launcher(flavor, np):
 
 
 def parse_bare(out):
-    """bare loops print: bytes time_us busbw_GBps iters p50_us share_above_10x_p50"""
+    """bare loops print: bytes time_us busbw_GBps iters p50_us share_above_10x_p50
+    marked_time_us (the mean of the loop that reads the clock after every iteration)"""
     rows = {}
     for line in out.splitlines():
         f = line.split()
         if len(f) >= 6:
             rows[int(f[0])] = {"t": float(f[1]), "bw": float(f[2]), "p50": float(f[4]),
-                               "share": float(f[5])}
+                               "share": float(f[5]),
+                               "marked": float(f[6]) if len(f) >= 7 else None}
     return rows
 
 
@@ -199,6 +204,16 @@ def main():
         p50_ratio = [x[1][small]["p50"] / x[0][small]["p50"] if x[0][small]["p50"] else 0
                      for x in rounds]
 
+        # What reading the clock after every iteration alone costs: the bare loop's own
+        # per-iteration-timed loop against its loop timed as a whole, in the same launch.
+        clock_ratio = [x[0][small]["marked"] / x[0][small]["t"]
+                       if x[0][small].get("marked") and x[0][small]["t"] else None for x in rounds]
+
+        def clock_text(indices):
+            v = [clock_ratio[i] for i in indices if clock_ratio[i] is not None]
+            return f", bare loop with a clock read per iteration x {statistics.median(v):.3f}" \
+                if v else ""
+
         def shares(side, size):
             v = [x[side][size]["share"] for x in rounds]
             return None if any(s is None for s in v) else statistics.median(v)
@@ -224,8 +239,8 @@ def main():
             f"{m} {sum(x[0] == m for x in modes)}/{sum(x[1] == m for x in modes)}"
             for m in ("fast", "slow", "one", "mixed") if any(m in x for x in modes)))
         verdict = [(f"{b}: {small} B time x {med[2]:.3f} (p50 x "
-                    f"{statistics.median(p50_ratio):.3f}), {large} B bw x {med[5]:.3f} over all "
-                    f"{len(rounds)} rounds", med[2], med[5])]
+                    f"{statistics.median(p50_ratio):.3f}{clock_text(range(len(rounds)))}), "
+                    f"{large} B bw x {med[5]:.3f} over all {len(rounds)} rounds", med[2], med[5])]
         for m in ("one", "fast", "slow"):
             same = [i for i, x in enumerate(modes) if x == (m, m)]
             if not same or m == "one":
@@ -233,7 +248,8 @@ def main():
             tm = statistics.median(t_ratio[i] for i in same)
             bm = statistics.median(bw_ratio[i] for i in same)
             pm = statistics.median(p50_ratio[i] for i in same)
-            verdict.append((f"{b}: {small} B time x {tm:.3f} (p50 x {pm:.3f}), {large} B bw x "
+            verdict.append((f"{b}: {small} B time x {tm:.3f} (p50 x {pm:.3f}"
+                            f"{clock_text(same)}), {large} B bw x "
                             f"{bm:.3f} over the "
                             f"{len(same)} rounds with both launches in the {m} mode", tm, bm))
         for text, tm, bm in verdict:
