@@ -20,6 +20,9 @@ class IterationTimer {
   virtual std::vector<double> samples_us() = 0;
   // Total microseconds from start() to stop().
   virtual double elapsed_us() = 0;
+  // Whether start()/stop() alone time a batch on the host clock, so a batch may go without
+  // mark() (GPU event timers time the stream and need their marks).
+  virtual bool times_batches_alone() const { return false; }
 };
 
 std::unique_ptr<IterationTimer> make_host_timer();

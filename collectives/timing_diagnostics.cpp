@@ -31,7 +31,8 @@ double share_above_median_multiple(const std::vector<double>& samples, double fa
 }
 
 void TimingDiagnostics::write_case(int rank, const std::string& backend, const std::string& what,
-                                   std::uint64_t bytes, const std::vector<double>& samples) {
+                                   std::uint64_t bytes, const std::vector<double>& samples,
+                                   std::uint64_t whole_batches) {
   nlohmann::json threads = nlohmann::json::array();
   for (const auto& a : audit_.activity()) {
     threads.push_back({{"tid", a.tid},
@@ -47,6 +48,7 @@ void TimingDiagnostics::write_case(int rank, const std::string& backend, const s
                          {"iters", samples.size()},
                          {"share_above_10x_p50", share_above_median_multiple(samples, 10)},
                          {"batches", audit_.batches()},
+                         {"whole_batches", whole_batches},
                          {"page_faults", audit_.own_page_faults()},
                          {"other_threads", threads}};
   std::string text = line.dump() + "\n";

@@ -22,10 +22,12 @@ class TimingDiagnostics {
   explicit TimingDiagnostics(std::string path) : path_(std::move(path)) {}
 
   ThreadAudit& audit() { return audit_; }
-  // One line for a case: `samples` are its per-iteration times (each the max over ranks).
+  // One line for a case: `samples` are its per-iteration times (each the max over ranks);
+  // `whole_batches` the batches timed without a clock read per iteration (behind time_us).
   // Starts the audit afresh for the next case.
   void write_case(int rank, const std::string& backend, const std::string& what,
-                  std::uint64_t bytes, const std::vector<double>& samples);
+                  std::uint64_t bytes, const std::vector<double>& samples,
+                  std::uint64_t whole_batches);
 
  private:
   std::string path_;

@@ -50,7 +50,9 @@ def assert_quiet(rows, lines, nranks, library_threads_at_most=None):
     assert timed_s >= AT_LEAST_S, f"only {timed_s:.2f} s timed: too short to catch a poll"
     assert sorted(d["rank"] for d in lines) == list(range(nranks)), lines
     for d in lines:
-        assert d["batches"] == 2, d  # the warm-up batch and the fixed one
+        # The warm-up batch and the fixed one, and a batch timed whole beside it where the
+        # case is fast enough for that.
+        assert d["batches"] == 2 + d["whole_batches"], d
         others = d["other_threads"]
         # The audit sees commbench's own thread (so the check below is not vacuous) ...
         assert any(t["name"] == "cb-watchdog" for t in others), others
@@ -76,5 +78,31 @@ def test_gloo_ranks_run_alone_while_timed():
     assert_quiet(rows, lines, 2, library_threads_at_most=1)
 
 
+def test_fast_cases_take_time_us_from_batches_without_a_clock_read():
+    # Under 20 us per iteration a clock read after every iteration (about 10 ns) would show in
+    # time_us, so each stamped batch has a twin of the same length timed only as a whole, and
+    # time_us comes from the twins; slower cases time the stamped batches alone.
+    diag = os.path.join(tempdir(), "diagnostics.jsonl")
+    p = run(["run", "-B", "mpi", "-c", "allreduce", "-b", "8", "-e", "4M", "-f", "524288",
+             "-w", "100", "--no-check", "--progress", "never", "--format", "csv"], np=2,
+            env={"COMMBENCH_DIAGNOSTICS": diag}, check=0, timeout=300)
+    assert p.returncode == 0, p.stderr
+    rows = {int(r["bytes"]): r for r in parse_csv(p.stdout)}
+    with open(diag) as f:
+        lines = [json.loads(line) for line in f]
+    assert sorted(rows) == [8, 4194304], sorted(rows)
+    for d in lines:
+        row = rows[d["bytes"]]
+        # Every timed iteration behind time_us has its stamped twin, one sample each.
+        assert d["iters"] == int(row["iters"]), (d, row)
+        if d["bytes"] == 8:
+            assert d["whole_batches"] >= 1, d
+            assert d["batches"] == 1 + 2 * d["whole_batches"], d  # the warm-up, then pairs
+        else:
+            assert float(row["p50_us"]) > 20, row
+            assert d["whole_batches"] == 0, d
+
+
 if __name__ == "__main__":
-    main([test_mpi_ranks_run_alone_while_timed, test_gloo_ranks_run_alone_while_timed])
+    main([test_mpi_ranks_run_alone_while_timed, test_gloo_ranks_run_alone_while_timed,
+          test_fast_cases_take_time_us_from_batches_without_a_clock_read])
