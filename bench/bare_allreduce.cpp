@@ -32,8 +32,7 @@ double timed_loop(float* send, float* recv, int count, long iters) {
 }
 
 // Per-iteration microseconds, each the max over ranks (commbench's own time-stamp timer).
-std::vector<double> sampled_loop(float* send, float* recv, int count, long iters,
-                                 double* mean_us) {
+std::vector<double> sampled_loop(float* send, float* recv, int count, long iters, double* mean_us) {
   auto timer = cb::make_host_timer();
   timer->reserve(static_cast<std::size_t>(iters));
   MPI_Barrier(MPI_COMM_WORLD);
