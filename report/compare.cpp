@@ -184,6 +184,30 @@ void count_support(std::vector<Comparison>& rows, double threshold) {
   }
 }
 
+// Benjamini-Hochberg over m records rejects a record at the smallest possible p only when at
+// least ceil(p * m / alpha) records reach it together. Above one, a change confined to fewer
+// records (one size of one collective) cannot be found, however large: say so, and how many
+// repetitions a side would let a single record be.
+void say_how_many_records_must_move_together(const std::vector<Comparison*>& tested,
+                                             double smallest_p, double alpha, Warnings& w) {
+  const double m = static_cast<double>(tested.size());
+  const auto together = static_cast<long>(std::ceil(smallest_p * m / alpha - 1e-9));
+  if (together <= 1) return;
+  int base_runs = tested.front()->base.runs, new_runs = tested.front()->next.runs;
+  for (const Comparison* c : tested) {
+    base_runs = std::min(base_runs, c->base.runs);
+    new_runs = std::min(new_runs, c->next.runs);
+  }
+  int enough = std::max(base_runs, new_runs);
+  while (mann_whitney_min_p(enough, enough) > alpha / m) ++enough;
+  w.add(fmt::format(
+      "{} and {} repetitions (base/new) over {} records: a change is significant only where at "
+      "least {} records move together, each with every repetition of one side beyond every one "
+      "of the other (p = {:.3g}); a change at fewer sizes cannot be found, however large: "
+      "--repeat {} on both sides lets a single record be",
+      base_runs, new_runs, tested.size(), together, smallest_p, enough));
+}
+
 Verdict decide(const Comparison& c, const CompareOptions& o) {
   bool beyond = std::abs(c.worse) > o.threshold;
   if (!beyond) return Verdict::Unchanged;
@@ -407,6 +431,8 @@ CompareReport compare_results(const std::vector<ResultFile>& bases, const Result
         "too few repetitions: the smallest possible p-value is {:.3g}, above the level {:g}, so "
         "no change can be significant: use --repeat 5 or more on both sides",
         weakest, options.alpha));
+  } else if (!tested.empty()) {
+    say_how_many_records_must_move_together(tested, weakest, options.alpha, warnings);
   }
   return report;
 }

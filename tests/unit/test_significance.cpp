@@ -224,3 +224,38 @@ TEST(CompareRepetitions, TooFewRepetitionsAreSaid) {
 
 }  // namespace
 }  // namespace cb
+
+namespace cb {
+namespace {
+
+TEST(CompareRepetitions, SaysHowManyRecordsMustMoveTogether) {
+  // 20 records, 5 vs 5: the smallest p is 1/252, and BH rejects it only when
+  // ceil(20 / 252 / 0.05) = 2 records reach it together. So one record that moved alone is
+  // not found, and the warning says so; 6 repetitions (1/924 <= 0.05 / 20) would find it.
+  std::vector<std::vector<double>> base(20, {10, 10.2, 9.9, 10.1, 10.3});
+  std::vector<std::vector<double>> next = base;
+  next[0] = {7, 7.2, 6.9, 7.1, 7.3};
+  CompareReport r = compare_results(repeated(base), repeated(next), CompareOptions{});
+  EXPECT_EQ(r.count(Verdict::Regression), 0);
+  ASSERT_FALSE(r.warnings.empty());
+  const std::string& w = r.warnings.back();
+  EXPECT_NE(w.find("at least 2 records move together"), std::string::npos) << w;
+  EXPECT_NE(w.find("--repeat 6 on both sides"), std::string::npos) << w;
+  // Two records that moved together are found.
+  next[1] = next[0];
+  CompareReport two = compare_results(repeated(base), repeated(next), CompareOptions{});
+  EXPECT_EQ(two.count(Verdict::Regression), 2);
+}
+
+TEST(CompareRepetitions, NoSuchWarningWhereOneRecordCanBeFound) {
+  // 10 records: ceil(10 / 252 / 0.05) = 1.
+  std::vector<std::vector<double>> base(10, {10, 10.2, 9.9, 10.1, 10.3});
+  std::vector<std::vector<double>> next = base;
+  next[0] = {7, 7.2, 6.9, 7.1, 7.3};
+  CompareReport r = compare_results(repeated(base), repeated(next), CompareOptions{});
+  EXPECT_EQ(r.count(Verdict::Regression), 1);
+  for (const auto& w : r.warnings) EXPECT_EQ(w.find("move together"), std::string::npos) << w;
+}
+
+}  // namespace
+}  // namespace cb
