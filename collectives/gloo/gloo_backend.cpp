@@ -62,7 +62,7 @@ class GlooCommunicator : public Communicator {
 
   std::uint64_t in_place_output_offset(Collective c, int rank, std::uint64_t count) const override {
     // ReduceScatterHalvingDoubling leaves this rank's block at the start of the buffer.
-    if (c == Collective::ReduceScatter && algorithm_ != "ring") return 0;
+    if (c == Collective::ReduceScatter && algorithm_ == "halving_doubling") return 0;
     return cb::in_place_output_offset(c, rank, count);
   }
 

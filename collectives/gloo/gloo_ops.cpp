@@ -215,7 +215,7 @@ void prepare_ring_reduce_scatter(const Args<T>& a, Prepared& p) {
 
 template <typename T>
 void prepare_reduce_scatter(const Args<T>& a, Prepared& p) {
-  if (a.algorithm == "ring") return prepare_ring_reduce_scatter(a, p);
+  if (a.algorithm != "halving_doubling") return prepare_ring_reduce_scatter(a, p);
   // ReduceScatterHalvingDoubling reduces in place and leaves this rank's block at the start.
   const std::size_t total = a.count * static_cast<std::size_t>(a.size);
   T* work = a.recv;
