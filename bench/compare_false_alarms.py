@@ -2,7 +2,7 @@
 """False alarms and detection of `commbench compare` over repeated launches, measured here.
 
   bench/compare_false_alarms.py [--commbench PATH] [--pairs 10] [--repeat 5] [--min-time S]
-                                [--no-default-sweep] [--keep DIR]
+                                [--no-default-sweep] [--keep DIR] [--from DIR] [--history K]
 
 Runs, alternating in time so that a change of machine load hits both kinds alike,
   B0, N0, B1, N1, ..., B(pairs-1), N(pairs-1), B(pairs)
@@ -27,7 +27,10 @@ value of the session, below 2x is F (fast), 2x to 5x S (slow; here the modes dif
 2.3x), 5x or more ? (disturbed: other processes held the CPUs). Printed: every run's launches as
 a string, the false alarms of every pair next to its two strings, and the detection count again
 over the pairs whose 10 launches are all F, next to the other pairs. --from DIR reads the runs
-kept by an earlier --keep DIR instead of running them. Finally the wall time of `commbench run --repeat R` with the
+kept by an earlier --keep DIR instead of running them. --history K also judges every run against
+a directory of the K base runs before it, as the nightly recipe does (`compare baseline/
+nightly.json`): B(i) against B(i-K)..B(i-1) for false alarms, N(i) against B(i-K+1)..B(i) for
+detection. Finally the wall time of `commbench run --repeat R` with the
 default sweep (unless --no-default-sweep). Prints `uptime` first and last: figures taken while
 the machine is busy are noisier.
 """
@@ -117,6 +120,54 @@ def size_text(b):
     return f"{b} B"
 
 
+def history_dir(files):
+    """A temporary directory of links to `files`: compare pools a directory's runs."""
+    d = tempfile.mkdtemp(prefix="cb-history-")
+    for f in files:
+        os.symlink(os.path.abspath(f), os.path.join(d, os.path.basename(f)))
+    return d
+
+
+def against_history(a, base, new, modes):
+    """Each run judged against the K base runs before it, pooled (K x R launches against R)."""
+    k = a.history
+    print(f"\n## against a history of the {k} base runs before (compare DIR run.json)\n")
+    total, checks = 0, 0
+    for i in range(k, a.pairs + 1):
+        d = history_dir(base[i - k:i])
+        rs = regressions(compare(a.commbench, d, base[i]))
+        shutil.rmtree(d)
+        total += len(rs)
+        checks += 1
+        hist = " ".join(modes[f] for f in base[i - k:i])
+        where = ", ".join(f"{r['collective']} {size_text(r['bytes'])}" for r in rs)
+        print(f"- B{i - k}..B{i - 1} ({hist}) -> B{i} ({modes[base[i]]}): {len(rs)} regressions"
+              f"{': ' + where if where else ''}")
+    print(f"\nfalse alarms against history: {total} regressions in {checks} checks (target 0)\n")
+    hits, others, pairs = {}, 0, 0
+    for i in range(k - 1, a.pairs):
+        d = history_dir(base[i - k + 1:i + 1])
+        rep = compare(a.commbench, d, new[i])
+        shutil.rmtree(d)
+        pairs += 1
+        for r in regressions(rep):
+            if r["collective"] == "allreduce":
+                hits[r["bytes"]] = hits.get(r["bytes"], 0) + 1
+            else:
+                others += 1
+    effect = pooled_change(base, new)
+    print("| allreduce size | pooled change (worse +) | detected against history |")
+    print("|---:|---:|---:|")
+    for size in sorted(effect):
+        print(f"| {size_text(size)} | {effect[size][1] * 100:+.1f}% | {hits.get(size, 0)}/{pairs} |")
+    affected = [s for s, (_, c) in effect.items() if c > 0.20]
+    detected = sum(1 for s in affected if hits.get(s, 0) >= 0.9 * pairs)
+    print(f"\naffected sizes (pooled change worse than 20 %): {len(affected)}; detected against "
+          f"history in >= 90 % of {pairs} runs at {detected} of them")
+    print(f"regressions reported for the untouched collectives against history: {others} "
+          f"(target 0)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--commbench", default=os.path.join("build", "cmd", "commbench"))
@@ -126,6 +177,9 @@ def main():
     ap.add_argument("--no-default-sweep", action="store_true")
     ap.add_argument("--keep", help="write the runs' JSON files here (default: a temporary "
                     "directory, removed at the end)")
+    ap.add_argument("--history", type=int, default=0, metavar="K",
+                    help="also judge each run against a directory of the K base runs before it "
+                    "(the nightly use: `compare baseline/ nightly.json`)")
     ap.add_argument("--from", dest="source", help="analyse the runs kept in this directory by an "
                     "earlier --keep (same --pairs) instead of running them")
     a = ap.parse_args()
@@ -198,6 +252,8 @@ def main():
           f"of pairs at {detected} of them")
     print(f"regressions reported for allgather, broadcast, alltoall (untouched): {others} "
           f"(target 0); {compared} records compared per pair")
+    if a.history:
+        against_history(a, base, new, modes)
     if not a.source:
         print(f"\nwall time of the {2 * a.pairs + 1} runs: {runs_s:.0f} s "
               f"({runs_s / (2 * a.pairs + 1):.1f} s per --repeat {a.repeat} run)")
