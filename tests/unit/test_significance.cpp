@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 
 #include "report/compare.hpp"
 #include "report/repetitions.hpp"
@@ -150,9 +151,21 @@ ResultFile repeated(const std::vector<std::vector<double>>& busbw_per_size) {
   return f;
 }
 
+// Five launches' busbw of a steady record, and the same record after a 30 % drop: every
+// dropped launch below every steady one (U test p = 1/252).
+const std::vector<double> kSteady = {10, 10.2, 9.9, 10.1, 10.3};
+const std::vector<double> kDropped = {7, 7.2, 6.9, 7.1, 7.3};
+
+// `n` steady records on both sides, except that the first `dropped` dropped on the new side.
+std::pair<ResultFile, ResultFile> with_drops(std::size_t n, std::size_t dropped) {
+  std::vector<std::vector<double>> base(n, kSteady), next(n, kSteady);
+  for (std::size_t i = 0; i < dropped; ++i) next[i] = kDropped;
+  return {repeated(base), repeated(next)};
+}
+
 TEST(CompareRepetitions, ConsistentDropIsASignificantRegression) {
-  std::vector<std::vector<double>> base(8, {10, 10.2, 9.9, 10.1, 10.3});
-  std::vector<std::vector<double>> next(8, {7, 7.2, 6.9, 7.1, 7.3});
+  std::vector<std::vector<double>> base(8, kSteady);
+  std::vector<std::vector<double>> next(8, kDropped);
   CompareReport r = compare_results(repeated(base), repeated(next), CompareOptions{});
   ASSERT_EQ(r.rows.size(), 8u);
   for (const auto& c : r.rows) {
@@ -173,7 +186,7 @@ TEST(CompareRepetitions, ConsistentDropIsASignificantRegression) {
 TEST(CompareRepetitions, OneSlowLaunchIsNotARegression) {
   // One launch of five twice as slow on the new side (a bimodal machine): the median barely
   // moves and the ranks do not separate.
-  std::vector<std::vector<double>> base(8, {10, 10.2, 9.9, 10.1, 10.3});
+  std::vector<std::vector<double>> base(8, kSteady);
   std::vector<std::vector<double>> next(8, {10.05, 5, 9.95, 10.15, 10.25});
   CompareReport r = compare_results(repeated(base), repeated(next), CompareOptions{});
   EXPECT_EQ(r.count(Verdict::Regression), 0);
@@ -182,14 +195,38 @@ TEST(CompareRepetitions, OneSlowLaunchIsNotARegression) {
 TEST(CompareRepetitions, SmallFamilyIsCorrectedForTheNumberOfRecords) {
   // One record alone at p = 1/252 is significant; the same record among 99 unchanged ones is
   // not: BH multiplies it by 100.
-  std::vector<std::vector<double>> base(100, {10, 10.2, 9.9, 10.1, 10.3});
-  std::vector<std::vector<double>> next = base;
-  next[0] = {7, 7.2, 6.9, 7.1, 7.3};
-  CompareReport many = compare_results(repeated(base), repeated(next), CompareOptions{});
+  auto [base, next] = with_drops(100, 1);
+  CompareReport many = compare_results(base, next, CompareOptions{});
   EXPECT_EQ(many.count(Verdict::Regression), 0);
   EXPECT_EQ(many.count(Verdict::Noise), 1);
-  CompareReport alone = compare_results(repeated({base[0]}), repeated({next[0]}), CompareOptions{});
+  auto [base_alone, next_alone] = with_drops(1, 1);
+  CompareReport alone = compare_results(base_alone, next_alone, CompareOptions{});
   EXPECT_EQ(alone.count(Verdict::Regression), 1);
+}
+
+TEST(CompareRepetitions, SaysHowManyRecordsMustMoveTogether) {
+  // 20 records, 5 vs 5: the smallest p is 1/252, and BH rejects it only when
+  // ceil(20 / 252 / 0.05) = 2 records reach it together. So one record that moved alone is
+  // not found, and the warning says so; 6 repetitions (1/924 <= 0.05 / 20) would find it.
+  auto [base, next] = with_drops(20, 1);
+  CompareReport r = compare_results(base, next, CompareOptions{});
+  EXPECT_EQ(r.count(Verdict::Regression), 0);
+  ASSERT_FALSE(r.warnings.empty());
+  const std::string& w = r.warnings.back();
+  EXPECT_NE(w.find("at least 2 records move together"), std::string::npos) << w;
+  EXPECT_NE(w.find("--repeat 6 on both sides"), std::string::npos) << w;
+  // Two records that moved together are found.
+  auto [base_two, next_two] = with_drops(20, 2);
+  CompareReport two = compare_results(base_two, next_two, CompareOptions{});
+  EXPECT_EQ(two.count(Verdict::Regression), 2);
+}
+
+TEST(CompareRepetitions, NoSuchWarningWhereOneRecordCanBeFound) {
+  // 10 records: ceil(10 / 252 / 0.05) = 1.
+  auto [base, next] = with_drops(10, 1);
+  CompareReport r = compare_results(base, next, CompareOptions{});
+  EXPECT_EQ(r.count(Verdict::Regression), 1);
+  for (const auto& w : r.warnings) EXPECT_EQ(w.find("move together"), std::string::npos) << w;
 }
 
 TEST(CompareRepetitions, OneRepetitionFallsBackWithAWarning) {
@@ -220,41 +257,6 @@ TEST(CompareRepetitions, TooFewRepetitionsAreSaid) {
   EXPECT_EQ(r.rows[0].verdict, Verdict::Noise);  // 2 vs 2: the smallest p is 1/6
   ASSERT_FALSE(r.warnings.empty());
   EXPECT_NE(r.warnings.back().find("too few repetitions"), std::string::npos);
-}
-
-}  // namespace
-}  // namespace cb
-
-namespace cb {
-namespace {
-
-TEST(CompareRepetitions, SaysHowManyRecordsMustMoveTogether) {
-  // 20 records, 5 vs 5: the smallest p is 1/252, and BH rejects it only when
-  // ceil(20 / 252 / 0.05) = 2 records reach it together. So one record that moved alone is
-  // not found, and the warning says so; 6 repetitions (1/924 <= 0.05 / 20) would find it.
-  std::vector<std::vector<double>> base(20, {10, 10.2, 9.9, 10.1, 10.3});
-  std::vector<std::vector<double>> next = base;
-  next[0] = {7, 7.2, 6.9, 7.1, 7.3};
-  CompareReport r = compare_results(repeated(base), repeated(next), CompareOptions{});
-  EXPECT_EQ(r.count(Verdict::Regression), 0);
-  ASSERT_FALSE(r.warnings.empty());
-  const std::string& w = r.warnings.back();
-  EXPECT_NE(w.find("at least 2 records move together"), std::string::npos) << w;
-  EXPECT_NE(w.find("--repeat 6 on both sides"), std::string::npos) << w;
-  // Two records that moved together are found.
-  next[1] = next[0];
-  CompareReport two = compare_results(repeated(base), repeated(next), CompareOptions{});
-  EXPECT_EQ(two.count(Verdict::Regression), 2);
-}
-
-TEST(CompareRepetitions, NoSuchWarningWhereOneRecordCanBeFound) {
-  // 10 records: ceil(10 / 252 / 0.05) = 1.
-  std::vector<std::vector<double>> base(10, {10, 10.2, 9.9, 10.1, 10.3});
-  std::vector<std::vector<double>> next = base;
-  next[0] = {7, 7.2, 6.9, 7.1, 7.3};
-  CompareReport r = compare_results(repeated(base), repeated(next), CompareOptions{});
-  EXPECT_EQ(r.count(Verdict::Regression), 1);
-  for (const auto& w : r.warnings) EXPECT_EQ(w.find("move together"), std::string::npos) << w;
 }
 
 }  // namespace
