@@ -45,8 +45,8 @@ class Runner {
 
  private:
   CollectiveCall call_for(const Case& c) const;
-  // Times n back-to-back iterations; with `samples`, also each iteration (a clock read after
-  // each), appended to it.
+  // Times n back-to-back iterations as a whole; with `stamp`, also each one (a clock read after
+  // each), appended to `samples` when given.
   double run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
                    IterationTimer* timer, std::vector<double>* samples, bool stamp = true);
   std::uint64_t warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us);
