@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bare_mpi_loop.hpp"
 #include "bench/host_floats.hpp"
 #include "collectives/stats.hpp"
 #include "collectives/timer.hpp"
@@ -22,13 +23,7 @@
 namespace {
 
 double timed_loop(float* send, float* recv, int count, long iters) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  double t0 = MPI_Wtime();
-  for (long i = 0; i < iters; ++i)
-    MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  double t = MPI_Wtime() - t0;
-  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return t;
+  return cb::bench::bare_allreduce_seconds(MPI_COMM_WORLD, send, recv, count, iters);
 }
 
 // Per-iteration microseconds, each the max over ranks (commbench's own time-stamp timer).

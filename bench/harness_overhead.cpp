@@ -18,31 +18,21 @@
 #include <string>
 #include <vector>
 
+#include "bench/bare_mpi_loop.hpp"
 #include "bench/host_floats.hpp"
 #include "collectives/launch/start.hpp"
 #include "collectives/registry.hpp"
 #include "collectives/runner.hpp"
 #include "collectives/watchdog.hpp"
+#include "report/significance.hpp"
 
 namespace {
 
 MPI_Comm bare_comm = MPI_COMM_WORLD;
 
 double bare_us(float* send, float* recv, int count, long iters) {
-  MPI_Barrier(bare_comm);
-  const double t0 = MPI_Wtime();
-  for (long i = 0; i < iters; ++i) {
-    MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, bare_comm);
-  }
-  double t = MPI_Wtime() - t0;
-  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, bare_comm);
-  return t / static_cast<double>(iters) * 1e6;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return cb::bench::bare_allreduce_seconds(bare_comm, send, recv, count, iters) /
+         static_cast<double>(iters) * 1e6;
 }
 
 }  // namespace
@@ -104,7 +94,7 @@ int main(int argc, char** argv) {
   }
   if (launch.rank == 0) {
     std::printf("median commbench/bare over %d rounds of %ld iterations at %ld B: %.4f\n", rounds,
-                iters, static_cast<long>(count) * 4, median(ratios));
+                iters, static_cast<long>(count) * 4, cb::median_of(ratios));
   }
   return 0;  // destruction in reverse order: communicator, runner, backend, control channel
 }
