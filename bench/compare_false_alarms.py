@@ -74,6 +74,20 @@ def regressions(report):
     return [c for c in report["comparisons"] if c["status"] == "regression"]
 
 
+def allreduce_hits(report):
+    """The allreduce sizes a report calls regressions, and how many other records it calls so."""
+    rs = regressions(report)
+    sizes = [r["bytes"] for r in rs if r["collective"] == "allreduce"]
+    return sizes, len(rs) - len(sizes)
+
+
+def well_detected(effect, hits, runs):
+    """Sizes whose pooled change is worse than 20 %, and how many of them were detected in at
+    least 90 % of `runs`."""
+    affected = [s for s, (_, c) in effect.items() if c > 0.20]
+    return len(affected), sum(1 for s in affected if hits.get(s, 0) >= 0.9 * runs)
+
+
 def pooled_change(files_base, files_new):
     """Per allreduce size: change of the median over every repetition of all runs."""
     def values(files):
@@ -128,7 +142,7 @@ def history_dir(files):
     return d
 
 
-def against_history(a, base, new, modes):
+def against_history(a, base, new, modes, effect):
     """Each run judged against the K base runs before it, pooled (K x R launches against R)."""
     k = a.history
     print(f"\n## against a history of the {k} base runs before (compare DIR run.json)\n")
@@ -147,22 +161,18 @@ def against_history(a, base, new, modes):
     hits, others, pairs = {}, 0, 0
     for i in range(k - 1, a.pairs):
         d = history_dir(base[i - k + 1:i + 1])
-        rep = compare(a.commbench, d, new[i])
+        sizes, other = allreduce_hits(compare(a.commbench, d, new[i]))
         shutil.rmtree(d)
         pairs += 1
-        for r in regressions(rep):
-            if r["collective"] == "allreduce":
-                hits[r["bytes"]] = hits.get(r["bytes"], 0) + 1
-            else:
-                others += 1
-    effect = pooled_change(base, new)
+        others += other
+        for size in sizes:
+            hits[size] = hits.get(size, 0) + 1
     print("| allreduce size | pooled change (worse +) | detected against history |")
     print("|---:|---:|---:|")
     for size in sorted(effect):
         print(f"| {size_text(size)} | {effect[size][1] * 100:+.1f}% | {hits.get(size, 0)}/{pairs} |")
-    affected = [s for s, (_, c) in effect.items() if c > 0.20]
-    detected = sum(1 for s in affected if hits.get(s, 0) >= 0.9 * pairs)
-    print(f"\naffected sizes (pooled change worse than 20 %): {len(affected)}; detected against "
+    affected, detected = well_detected(effect, hits, pairs)
+    print(f"\naffected sizes (pooled change worse than 20 %): {affected}; detected against "
           f"history in >= 90 % of {pairs} runs at {detected} of them")
     print(f"regressions reported for the untouched collectives against history: {others} "
           f"(target 0)")
@@ -229,13 +239,12 @@ def main():
     for i in range(a.pairs):
         rep = compare(a.commbench, base[i], new[i])
         compared = rep["summary"]["compared"]
-        for r in regressions(rep):
-            if r["collective"] == "allreduce":
-                hits[r["bytes"]] = hits.get(r["bytes"], 0) + 1
-                if i in one:
-                    hits_one[r["bytes"]] = hits_one.get(r["bytes"], 0) + 1
-            else:
-                others += 1
+        sizes, other = allreduce_hits(rep)
+        others += other
+        for size in sizes:
+            hits[size] = hits.get(size, 0) + 1
+            if i in one:
+                hits_one[size] = hits_one.get(size, 0) + 1
     effect = pooled_change(base, new)
     print(f"all-fast pairs (every launch of both sides F): {len(one)} of {a.pairs}\n")
     print("| allreduce size | metric | pooled change (worse +) | detected in | in all-fast pairs "
@@ -246,14 +255,13 @@ def main():
         h, h1 = hits.get(size, 0), hits_one.get(size, 0)
         print(f"| {size_text(size)} | {metric} | {change * 100:+.1f}% | {h}/{a.pairs} | "
               f"{h1}/{len(one)} | {h - h1}/{a.pairs - len(one)} |")
-    affected = [s for s, (_, c) in effect.items() if c > 0.20]
-    detected = sum(1 for s in affected if hits.get(s, 0) >= 0.9 * a.pairs)
-    print(f"\naffected sizes (pooled change worse than 20 %): {len(affected)}; detected in >= 90 % "
+    affected, detected = well_detected(effect, hits, a.pairs)
+    print(f"\naffected sizes (pooled change worse than 20 %): {affected}; detected in >= 90 % "
           f"of pairs at {detected} of them")
     print(f"regressions reported for allgather, broadcast, alltoall (untouched): {others} "
           f"(target 0); {compared} records compared per pair")
     if a.history:
-        against_history(a, base, new, modes)
+        against_history(a, base, new, modes, effect)
     if not a.source:
         print(f"\nwall time of the {2 * a.pairs + 1} runs: {runs_s:.0f} s "
               f"({runs_s / (2 * a.pairs + 1):.1f} s per --repeat {a.repeat} run)")
