@@ -92,13 +92,24 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   return timer->elapsed_us();
 }
 
-std::uint64_t Runner::warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us) {
+std::uint64_t Runner::warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us,
+                              double* typical_us) {
   auto timer = comm.make_timer();
+  std::vector<double> samples;
+  // One batch: its mean per iteration (to size the timed batches) and its median iteration
+  // (what an iteration takes, whatever a slow first call cost), each the slowest rank's.
+  auto measure = [&](std::uint64_t n) {
+    samples.clear();
+    double agreed[2] = {run_batch(comm, call, n, timer.get(), &samples), summarize(samples).p50};
+    control_.max(agreed, 2);
+    *per_iter_us = agreed[0] / static_cast<double>(n);
+    *typical_us = agreed[1];
+    return agreed[0];
+  };
+  *per_iter_us = *typical_us = 0;
   if (options_.warmup) {
     std::uint64_t n = *options_.warmup;
-    double t = n ? run_batch(comm, call, n, timer.get(), nullptr) : 0.0;
-    control_.max(&t, 1);
-    *per_iter_us = n ? t / static_cast<double>(n) : 0.0;
+    if (n) measure(n);
     return n;
   }
   // Doubling batches until a fifth of the budget is spent (the first call is often slow).
@@ -106,11 +117,8 @@ std::uint64_t Runner::warm_up(Communicator& comm, const CollectiveCall& call, do
   std::uint64_t done = 0, batch = 1;
   double total = 0;
   for (;;) {
-    double t = run_batch(comm, call, batch, timer.get(), nullptr);
-    control_.max(&t, 1);
-    total += t;
+    total += measure(batch);
     done += batch;
-    *per_iter_us = t / static_cast<double>(batch);
     if (total >= target_us || done >= options_.max_warmup) return done;
     batch = std::min(batch * 2, options_.max_warmup - done);
   }
@@ -183,8 +191,8 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   }
   control_.barrier();
 
-  double per_iter_us = 0;
-  warm_up(comm, call, &per_iter_us);
+  double per_iter_us = 0, typical_us = 0;
+  warm_up(comm, call, &per_iter_us, &typical_us);
 
   Measurement m;
   std::vector<double> samples;
@@ -195,7 +203,7 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   // Where a clock read after every iteration would show in time_us, each batch timed whole
   // for time_us is followed by one as long with a time stamp per iteration for the samples.
   const bool apart =
-      timer->times_batches_alone() && per_iter_us > 0 && per_iter_us < kStampsShowBelowUs;
+      timer->times_batches_alone() && typical_us > 0 && typical_us < kStampsShowBelowUs;
   auto timed = [&](std::uint64_t n) {
     const double t = run_batch(comm, call, n, timer.get(), apart ? nullptr : &samples, !apart);
     elapsed += t;

@@ -49,7 +49,8 @@ class Runner {
   // each), appended to `samples` when given.
   double run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
                    IterationTimer* timer, std::vector<double>* samples, bool stamp = true);
-  std::uint64_t warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us);
+  std::uint64_t warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us,
+                        double* typical_us);
   std::optional<std::uint64_t> validate(Communicator& comm, const Case& c,
                                         const CollectiveCall& call, std::uint64_t seed);
   void fill_input(const Case& c, const CollectiveCall& call, Pattern& pattern, int rank);
