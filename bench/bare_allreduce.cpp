@@ -16,9 +16,9 @@
 
 #include "bench/bare_mpi_loop.hpp"
 #include "bench/host_floats.hpp"
-#include "collectives/stats.hpp"
-#include "collectives/timer.hpp"
-#include "collectives/timing_diagnostics.hpp"
+#include "collectives/engine/stats.hpp"
+#include "collectives/engine/timer.hpp"
+#include "collectives/engine/timing_diagnostics.hpp"
 
 namespace {
 

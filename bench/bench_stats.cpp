@@ -4,7 +4,7 @@
 #include <random>
 #include <vector>
 
-#include "collectives/stats.hpp"
+#include "collectives/engine/stats.hpp"
 
 namespace {
 

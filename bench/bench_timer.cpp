@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "collectives/timer.hpp"
+#include "collectives/engine/timer.hpp"
 
 namespace {
 

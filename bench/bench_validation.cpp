@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/pattern.hpp"
+#include "collectives/validation/pattern.hpp"
 
 namespace {
 

@@ -21,9 +21,9 @@
 #include "bench/bare_mpi_loop.hpp"
 #include "bench/host_floats.hpp"
 #include "collectives/launch/start.hpp"
-#include "collectives/registry.hpp"
-#include "collectives/runner.hpp"
-#include "collectives/watchdog.hpp"
+#include "collectives/backends/registry.hpp"
+#include "collectives/engine/runner.hpp"
+#include "collectives/engine/watchdog.hpp"
 #include "report/significance.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "collectives/backend.hpp"
+#include "collectives/backends/backend.hpp"
 
 namespace cb::bench {
 

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "collectives/nccl/cuda_device.hpp"
-#include "collectives/pattern.hpp"
+#include "collectives/backends/nccl/cuda_device.hpp"
+#include "collectives/validation/pattern.hpp"
 
 int main(int argc, char** argv) {
   using Clock = std::chrono::steady_clock;

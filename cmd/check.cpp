@@ -10,8 +10,8 @@
 
 #include "cmd/options.hpp"
 #include "cmd/subcommands.hpp"
-#include "collectives/catalogue.hpp"
-#include "collectives/dtype.hpp"
+#include "collectives/catalogue/catalogue.hpp"
+#include "collectives/catalogue/dtype.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/schema.hpp"

@@ -7,7 +7,7 @@
 
 #include "cmd/options.hpp"
 #include "cmd/subcommands.hpp"
-#include "collectives/registry.hpp"
+#include "collectives/backends/registry.hpp"
 #include "common/error.hpp"
 #include "common/text_table.hpp"
 

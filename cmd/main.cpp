@@ -6,7 +6,7 @@
 #include "cmd/options.hpp"
 #include "cmd/subcommands.hpp"
 #include "cmd/version_info.hpp"
-#include "collectives/launch.hpp"
+#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/rank_status.hpp"
 #include "common/checked_write.hpp"
 #include "common/error.hpp"

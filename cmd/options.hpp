@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/catalogue.hpp"
-#include "collectives/dtype.hpp"
+#include "collectives/catalogue/catalogue.hpp"
+#include "collectives/catalogue/dtype.hpp"
 #include "common/clock.hpp"
 #include "common/host_name.hpp"
 #include "common/invocation.hpp"

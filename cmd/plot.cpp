@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "cmd/subcommands.hpp"
-#include "collectives/catalogue.hpp"
+#include "collectives/catalogue/catalogue.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "report/report_format.hpp"

@@ -6,7 +6,7 @@
 #include "cmd/document_output.hpp"
 #include "cmd/options.hpp"
 #include "cmd/subcommands.hpp"
-#include "collectives/launch.hpp"
+#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/start.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"

@@ -9,7 +9,7 @@
 #include "cmd/options.hpp"
 #include "cmd/progress.hpp"
 #include "cmd/run.hpp"
-#include "collectives/launch.hpp"
+#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/job.hpp"
 #include "collectives/launch/mpi_relaunch.hpp"
 #include "common/error.hpp"

@@ -6,9 +6,9 @@
 
 #include "cmd/document_output.hpp"
 #include "cmd/subcommands.hpp"
-#include "collectives/launch.hpp"
+#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/start.hpp"
-#include "collectives/registry.hpp"
+#include "collectives/backends/registry.hpp"
 #include "common/error.hpp"
 #include "common/host_name.hpp"
 #include "probes/topology.hpp"

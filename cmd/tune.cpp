@@ -8,7 +8,7 @@
 #include "cmd/run.hpp"
 #include "cmd/subcommands.hpp"
 #include "cmd/tune.hpp"
-#include "collectives/registry.hpp"
+#include "collectives/backends/registry.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/text_table.hpp"

@@ -7,7 +7,7 @@
 
 #include "cmd/subcommands.hpp"
 #include "cmd/version_info.hpp"
-#include "collectives/registry.hpp"
+#include "collectives/backends/registry.hpp"
 
 namespace cb {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backend.hpp"
+#include "collectives/backends/backend.hpp"
 #include "report/links_verdict.hpp"
 
 namespace cb {

@@ -17,7 +17,7 @@
 #include <optional>
 #include <thread>
 
-#include "collectives/launch.hpp"
+#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/job.hpp"
 #include "collectives/launch/progress_relay.hpp"
 #include "collectives/launch/rank_exits.hpp"

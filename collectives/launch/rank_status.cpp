@@ -15,7 +15,7 @@
 #include <set>
 #include <sstream>
 
-#include "collectives/launch.hpp"
+#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/rank_watch.hpp"
 #include "common/error.hpp"
 #include "common/temp_files.hpp"

@@ -7,8 +7,8 @@
 
 #include "collectives/launch/local_launcher.hpp"
 #include "collectives/launch/mpi_relaunch.hpp"
-#include "collectives/mpi/mpi_runtime.hpp"
-#include "collectives/registry.hpp"
+#include "collectives/backends/mpi/mpi_runtime.hpp"
+#include "collectives/backends/registry.hpp"
 #include "common/error.hpp"
 
 namespace cb {

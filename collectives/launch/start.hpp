@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backend.hpp"
-#include "collectives/launch.hpp"
+#include "collectives/backends/backend.hpp"
+#include "collectives/launch/process_start.hpp"
 
 namespace cb {
 

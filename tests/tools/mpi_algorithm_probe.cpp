@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "collectives/catalogue.hpp"
-#include "collectives/mpi/mpi_algorithm_select.hpp"
-#include "collectives/mpi/mpi_runtime.hpp"
+#include "collectives/catalogue/catalogue.hpp"
+#include "collectives/backends/mpi/mpi_algorithm_select.hpp"
+#include "collectives/backends/mpi/mpi_runtime.hpp"
 
 namespace {
 

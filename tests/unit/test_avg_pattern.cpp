@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/avg_rounding.hpp"
-#include "collectives/pattern.hpp"
+#include "collectives/validation/avg_rounding.hpp"
+#include "collectives/validation/pattern.hpp"
 
 namespace cb {
 namespace {

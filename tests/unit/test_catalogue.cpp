@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "collectives/catalogue.hpp"
-#include "collectives/dtype.hpp"
+#include "collectives/catalogue/catalogue.hpp"
+#include "collectives/catalogue/dtype.hpp"
 
 namespace cb {
 namespace {

@@ -2,7 +2,7 @@
 // machine has none, so the facts stand in for one).
 #include <gtest/gtest.h>
 
-#include "collectives/registry.hpp"
+#include "collectives/backends/registry.hpp"
 
 namespace cb {
 namespace {

@@ -9,15 +9,15 @@
 #include <set>
 #include <thread>
 
-#include "collectives/gloo/gloo_algorithms.hpp"
-#include "collectives/gloo/gloo_backend.hpp"
-#include "collectives/gloo/gloo_control.hpp"
-#include "collectives/gloo/gloo_errors.hpp"
-#include "collectives/gloo/gloo_route.hpp"
-#include "collectives/gloo/gloo_store.hpp"
-#include "collectives/plan.hpp"
-#include "collectives/runner.hpp"
-#include "collectives/watchdog.hpp"
+#include "collectives/backends/gloo/gloo_algorithms.hpp"
+#include "collectives/backends/gloo/gloo_backend.hpp"
+#include "collectives/backends/gloo/gloo_control.hpp"
+#include "collectives/backends/gloo/gloo_errors.hpp"
+#include "collectives/backends/gloo/gloo_route.hpp"
+#include "collectives/backends/gloo/gloo_store.hpp"
+#include "collectives/engine/plan.hpp"
+#include "collectives/engine/runner.hpp"
+#include "collectives/engine/watchdog.hpp"
 #include "temp_dir.hpp"
 
 namespace cb::gloo_backend {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "collectives/launch.hpp"
+#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/mpi_relaunch.hpp"
 #include "collectives/launch/rank_exits.hpp"
 #include "collectives/launch/rank_status.hpp"

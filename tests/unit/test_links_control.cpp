@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "collectives/gloo/gloo_control.hpp"
+#include "collectives/backends/gloo/gloo_control.hpp"
 #include "probes/links.hpp"
 #include "temp_dir.hpp"
 

@@ -2,7 +2,7 @@
 // run as named (so the case is skipped rather than measured under the wrong name).
 #include <gtest/gtest.h>
 
-#include "collectives/mpi/mpi_algorithm_table.hpp"
+#include "collectives/backends/mpi/mpi_algorithm_table.hpp"
 
 namespace cb::mpi {
 namespace {

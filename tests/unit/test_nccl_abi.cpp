@@ -3,7 +3,7 @@
 
 #include <cstddef>
 
-#include "collectives/nccl/nccl_abi.hpp"
+#include "collectives/backends/nccl/nccl_abi.hpp"
 
 namespace cb::nccl {
 namespace {

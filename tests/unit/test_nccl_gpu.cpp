@@ -8,12 +8,12 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/mpi/mpi_runtime.hpp"
-#include "collectives/nccl/cuda_device.hpp"
-#include "collectives/nccl/event_timer.hpp"
-#include "collectives/nccl/nccl_backend.hpp"
-#include "collectives/runner.hpp"
-#include "collectives/watchdog.hpp"
+#include "collectives/backends/mpi/mpi_runtime.hpp"
+#include "collectives/backends/nccl/cuda_device.hpp"
+#include "collectives/backends/nccl/event_timer.hpp"
+#include "collectives/backends/nccl/nccl_backend.hpp"
+#include "collectives/engine/runner.hpp"
+#include "collectives/engine/watchdog.hpp"
 
 namespace cb {
 namespace {

@@ -1,4 +1,4 @@
-// The hand-written ABI (collectives/nccl/nccl_abi.hpp) against the nccl.h this machine's CUDA
+// The hand-written ABI (collectives/backends/nccl/nccl_abi.hpp) against the nccl.h this machine's CUDA
 // toolkit ships: every field the header has sits at the same offset, the header's sizeof is
 // what make_config() sends for that release, and the enum values agree. Only this test includes
 // nccl.h; the loader never does.
@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "collectives/nccl/nccl_abi.hpp"
+#include "collectives/backends/nccl/nccl_abi.hpp"
 
 namespace cb::nccl {
 namespace {

@@ -2,10 +2,10 @@
 // is told, blocking or non-blocking communicators, and which set-up failures skip a case.
 #include <gtest/gtest.h>
 
-#include "collectives/nccl/cuda_requirements.hpp"
-#include "collectives/nccl/device_selection.hpp"
-#include "collectives/nccl/nccl_abi.hpp"
-#include "collectives/nccl/nccl_policy.hpp"
+#include "collectives/backends/nccl/cuda_requirements.hpp"
+#include "collectives/backends/nccl/device_selection.hpp"
+#include "collectives/backends/nccl/nccl_abi.hpp"
+#include "collectives/backends/nccl/nccl_policy.hpp"
 #include "common/error.hpp"
 
 namespace cb {

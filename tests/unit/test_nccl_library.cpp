@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "collectives/nccl/nccl_library.hpp"
+#include "collectives/backends/nccl/nccl_library.hpp"
 
 namespace cb::nccl {
 namespace {

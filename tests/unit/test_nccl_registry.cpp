@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "collectives/nccl/comm_registry.hpp"
+#include "collectives/backends/nccl/comm_registry.hpp"
 
 namespace cb::nccl {
 namespace {

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "collectives/nccl/nccl_algorithms.hpp"
-#include "collectives/nccl/tuning_capture.hpp"
-#include "collectives/nccl/tuning_log.hpp"
+#include "collectives/backends/nccl/nccl_algorithms.hpp"
+#include "collectives/backends/nccl/tuning_capture.hpp"
+#include "collectives/backends/nccl/tuning_log.hpp"
 
 extern "C" char** environ;
 

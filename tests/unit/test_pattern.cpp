@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/pattern.hpp"
+#include "collectives/validation/pattern.hpp"
 
 namespace cb {
 namespace {

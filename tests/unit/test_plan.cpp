@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "collectives/plan.hpp"
+#include "collectives/engine/plan.hpp"
 #include "common/error.hpp"
 
 namespace cb {

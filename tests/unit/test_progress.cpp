@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "collectives/case_budget.hpp"
+#include "collectives/engine/case_budget.hpp"
 #include "collectives/launch/progress_relay.hpp"
 #include "common/progress_display.hpp"
 

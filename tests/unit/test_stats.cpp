@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "collectives/stats.hpp"
+#include "collectives/engine/stats.hpp"
 
 namespace cb {
 namespace {

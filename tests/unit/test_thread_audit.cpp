@@ -10,9 +10,9 @@
 #include <mutex>
 #include <thread>
 
-#include "collectives/thread_audit.hpp"
-#include "collectives/timer.hpp"
-#include "collectives/timing_diagnostics.hpp"
+#include "collectives/engine/thread_audit.hpp"
+#include "collectives/engine/timer.hpp"
+#include "collectives/engine/timing_diagnostics.hpp"
 
 namespace cb {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/nccl/nccl_tuning.hpp"
+#include "collectives/backends/nccl/nccl_tuning.hpp"
 #include "report/tune.hpp"
 
 namespace cb {

@@ -7,7 +7,7 @@
 #include <functional>
 #include <thread>
 
-#include "collectives/watchdog.hpp"
+#include "collectives/engine/watchdog.hpp"
 
 namespace cb {
 namespace {

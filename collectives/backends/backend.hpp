@@ -1,0 +1,146 @@
+// The interface a backend implements. Adding a backend is one folder that implements these and
+// one registration line in registry.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/catalogue/catalogue.hpp"
+#include "collectives/catalogue/dtype.hpp"
+#include "collectives/validation/pattern.hpp"
+#include "collectives/engine/timer.hpp"
+
+namespace cb {
+
+enum class MemoryKind { Host, Device };
+
+// Where a backend's buffers live, and how validation data gets in and out of them.
+class Memory {
+ public:
+  virtual ~Memory() = default;
+  virtual MemoryKind kind() const = 0;
+  // Throws a usage Error naming the size when it cannot be had.
+  virtual void* allocate(std::uint64_t bytes) = 0;
+  virtual void release(void* p) = 0;
+  virtual void fill(void* dst, std::uint64_t count, const PeriodicTable& t,
+                    std::uint64_t src_offset) = 0;
+  virtual void poison(void* dst, std::uint64_t bytes) = 0;  // overwrite with a marker
+  virtual std::uint64_t count_wrong(const void* buf, std::uint64_t count, const PeriodicTable& t,
+                                    std::uint64_t src_offset) = 0;
+  // Corrupts one element (test-only fault injection, see runner.cpp).
+  virtual void corrupt(void* buf, std::uint64_t element_size) = 0;
+};
+
+// Ordinary host memory; the default for MPI and Gloo.
+std::unique_ptr<Memory> make_host_memory();
+
+// One collective call, fully described.
+struct CollectiveCall {
+  Collective collective;
+  DType dtype;
+  ReduceOp op;  // None for collectives that do not reduce
+  Placement placement;
+  int root;             // 0 where the collective has no root
+  std::uint64_t count;  // per-rank count as in the catalogue
+  void* send;           // unused in place
+  void* recv;           // the single buffer in place
+  int local = 0;        // which of this process's ranks the buffers belong to (see local_ranks)
+};
+
+// A communicator with one algorithm choice. Created outside timed regions.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Starts one collective; blocking backends complete it before returning.
+  virtual void issue(const CollectiveCall& call) = 0;
+  // Waits until everything issued has completed (no-op for blocking backends).
+  virtual void complete() {}
+  // Measures iterations; the default reads the host clock after each issue().
+  virtual std::unique_ptr<IterationTimer> make_timer() { return make_host_timer(); }
+  // Where the result of an in-place call starts, if the backend's convention differs from the
+  // catalogue's (MPI_IN_PLACE reduce_scatter puts it at the start of the buffer).
+  virtual std::uint64_t in_place_output_offset(Collective c, int rank, std::uint64_t count) const {
+    return cb::in_place_output_offset(c, rank, count);
+  }
+  // What this rank's result region must hold; a backend overrides where its convention differs
+  // from the catalogue's (an MPI broadcast root keeps its data in the send buffer).
+  virtual std::vector<Segment> expected(const CollectiveCall& call) const {
+    return expected_segments(call.collective, rank() + call.local, size(), call.root, call.count);
+  }
+  // Ranks this process drives (several GPUs per process): rank() .. rank() + local_ranks() - 1,
+  // each with its own buffers; issue() runs the call on all of them.
+  virtual int local_ranks() const { return 1; }
+  // `call` as local rank `l` sees it: its own buffers, `local` set to l.
+  virtual CollectiveCall local_call(const CollectiveCall& call, int l) const {
+    CollectiveCall c = call;
+    c.local = l;
+    return c;
+  }
+  // What the library chose for the last call issued, e.g. "default (RING/SIMPLE, 32 ch)", or
+  // empty when it does not say. May run that call once more (every rank calls this together).
+  virtual std::string describe_choice() { return {}; }
+  // Best-effort abort of outstanding operations, called by the watchdog before exiting.
+  virtual void abort() {}
+  // Why this communicator's algorithm cannot run `call` as asked (e.g. a forced MPI algorithm
+  // that the library would silently replace for this count), or empty when it can. Depends
+  // only on what is the same on every rank, so all ranks skip together.
+  virtual std::string skip_reason(const CollectiveCall&) const { return {}; }
+};
+
+// Outcome of asking for an algorithm: a communicator, or the reason it cannot run.
+struct Opened {
+  std::shared_ptr<Communicator> comm;
+  std::string skipped_reason;  // set when comm is null
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual std::string library() const = 0;  // library name and version, e.g. "Open MPI 4.1.4"
+  // For the run's meta: also where the library was loaded from and what it runs on.
+  virtual std::string library_detail() const { return library(); }
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual bool supports(Collective c) const = 0;
+  virtual bool supports(DType t) const = 0;
+  virtual bool supports(Collective c, ReduceOp op) const = 0;
+  // How `c` is carried out: "native", "composed from ...", or "not supported".
+  virtual std::string implementation(Collective c) const {
+    return supports(c) ? "native" : "not supported";
+  }
+  // Algorithm names this backend can force for `c`, besides "default".
+  virtual std::vector<std::string> algorithms(Collective) const { return {}; }
+  // Why algorithms() is empty although the library has algorithms (e.g. Open MPI started
+  // without dynamic rules); printed once as a warning when -A asks for more than default.
+  virtual std::string algorithms_unavailable() const { return {}; }
+  virtual Memory& memory() = 0;
+  // A communicator running `algorithm` ("default" or a name from algorithms(c)) for `c`.
+  virtual Opened open(Collective c, const std::string& algorithm) = 0;
+};
+
+// The run's control channel between ranks, separate from any communicator being measured: it
+// agrees on iteration counts, combines timings and gathers results at rank 0.
+class Control {
+ public:
+  virtual ~Control() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual void barrier() = 0;
+  // A barrier that sleeps while it waits, for ranks that sit out while others are measured (a
+  // polling barrier takes a whole core each).
+  virtual void quiet_barrier() { barrier(); }
+  virtual void max(double* values, std::size_t n) = 0;         // element-wise, result on all ranks
+  virtual void sum(std::uint64_t* values, std::size_t n) = 0;  // element-wise, result on all ranks
+  virtual std::vector<std::string> allgather(const std::string& mine) = 0;
+  // Point to point, for probes that time one pair of ranks at a time: `count` messages of
+  // `bytes` each, all in flight at once, to or from `peer`; returns when all have completed.
+  virtual void send(int peer, const void* data, std::size_t bytes, int count = 1) = 0;
+  virtual void recv(int peer, void* data, std::size_t bytes, int count = 1) = 0;
+};
+
+}  // namespace cb

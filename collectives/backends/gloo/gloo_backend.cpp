@@ -1,0 +1,206 @@
+// Gloo backend: one TCP context shared by this backend's communicators, each communicator a
+// (collective, algorithm) pair that prepares its Gloo call once per buffer/count/type and then
+// runs it back to back.
+#include "collectives/backends/gloo/gloo_backend.hpp"
+
+#include <fmt/format.h>
+#include <gloo/rendezvous/hash_store.h>
+#include <unistd.h>
+
+#include <climits>
+#include <set>
+
+#include "collectives/backends/gloo/gloo_algorithms.hpp"
+#include "collectives/backends/gloo/gloo_errors.hpp"
+#include "collectives/backends/gloo/gloo_ops.hpp"
+#include "collectives/backends/gloo/gloo_store.hpp"
+#include "collectives/backends/gloo/gloo_transport.hpp"
+#include "common/error.hpp"
+#include "common/host_name.hpp"
+
+#ifndef COMMBENCH_GLOO_VERSION
+#define COMMBENCH_GLOO_VERSION "unknown"
+#endif
+
+namespace cb::gloo_backend {
+
+namespace {
+
+// The fields of a call that decide how it is prepared (not its data).
+struct CallShape {
+  void* send = nullptr;
+  void* recv = nullptr;
+  std::uint64_t count = 0;
+  DType dtype = DType::Float;
+  ReduceOp op = ReduceOp::None;
+  Placement placement = Placement::Out;
+  int root = 0;
+  bool operator==(const CallShape&) const = default;
+};
+
+CallShape shape_of(const CollectiveCall& c) {
+  return {c.send, c.recv, c.count, c.dtype, c.op, c.placement, c.root};
+}
+
+class GlooCommunicator : public Communicator {
+ public:
+  GlooCommunicator(GlooCallSite site, Collective collective, std::string algorithm)
+      : site_(std::move(site)), collective_(collective), algorithm_(std::move(algorithm)) {}
+  int rank() const override { return site_.context->rank; }
+  int size() const override { return site_.context->size; }
+
+  void issue(const CollectiveCall& call) override {
+    CallShape shape = shape_of(call);
+    if (!prepared_ || !(shape == shape_)) {
+      prepared_.reset();  // releases the previous registration before making a new one
+      prepared_ = guarded("set-up of " + std::string(name(call.collective)),
+                          [&] { return prepare(site_, algorithm_, call); });
+      shape_ = shape;
+    }
+    guarded(name(call.collective), [&] { prepared_->run(); });
+  }
+
+  std::uint64_t in_place_output_offset(Collective c, int rank, std::uint64_t count) const override {
+    // ReduceScatterHalvingDoubling leaves this rank's block at the start of the buffer.
+    if (c == Collective::ReduceScatter && algorithm_ == "halving_doubling") return 0;
+    return cb::in_place_output_offset(c, rank, count);
+  }
+
+  std::string skip_reason(const CollectiveCall& call) const override {
+    // Gloo's reduction loops and legacy algorithms count elements in int.
+    std::uint64_t elements = call.count;
+    const auto& ci = info(call.collective);
+    if (ci.send == Extent::PerRank || ci.recv == Extent::PerRank) {
+      elements *= static_cast<std::uint64_t>(size());
+    }
+    if (elements > static_cast<std::uint64_t>(INT_MAX)) {
+      return "Gloo counts elements in int: more than 2^31-1 elements per buffer";
+    }
+    // Legacy AllreduceBcube groups ranks by the context's base and returns wrong sums when the
+    // number of ranks is not a multiple of it (seen at 3 ranks).
+    const int base = site_.context->base;
+    if (collective_ == Collective::AllReduce && algorithm_ == "bcube" && size() > 1 &&
+        size() % base != 0) {
+      return fmt::format("the number of ranks is not a multiple of {} (legacy AllreduceBcube)",
+                         base);
+    }
+    return {};
+  }
+
+ private:
+  GlooCallSite site_;
+  Collective collective_;
+  std::string algorithm_;
+  CallShape shape_;
+  std::unique_ptr<PreparedOp> prepared_;
+};
+
+class GlooBackend : public Backend {
+ public:
+  explicit GlooBackend(const BackendOptions& o)
+      : options_(o), memory_(make_host_memory()), timeout_(gloo_timeout(o.timeout_seconds)) {
+    if (o.control) {
+      rank_ = o.control->rank();
+      size_ = o.control->size();
+    } else {
+      rank_ = o.launch.rank;
+      size_ = o.launch.size;
+    }
+    if (o.memory == MemoryKind::Device) {
+      usage_error("the gloo backend runs on host memory only: use --memory host");
+    }
+    if (size_ > 1 && !o.control) {
+      runtime_error("the gloo backend needs the run's control channel to rendezvous");
+    }
+    // Validate the interface before any rendezvous; the host list decides loopback or not.
+    bool single_host = true;
+    std::vector<std::string> hosts;
+    if (o.control) {
+      hosts = o.control->allgather(host_name(""));
+      single_host = std::set<std::string>(hosts.begin(), hosts.end()).size() == 1;
+    }
+    transport_ = single_host || !o.flag("--gloo-iface").empty()
+                     ? choose_transport(o.flag("--gloo-iface"))
+                     : choose_transport_by_route(*o.control, hosts);
+  }
+
+  std::string name() const override { return "gloo"; }
+  std::string library() const override { return library_version(); }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  bool supports(Collective) const override { return true; }
+  bool supports(DType t) const override {
+    switch (t) {
+      case DType::Int8:
+      case DType::Uint8:
+      case DType::Int32:
+      case DType::Uint32:
+      case DType::Int64:
+      case DType::Uint64:
+      case DType::Half:
+      case DType::Float:
+      case DType::Double:
+        return true;
+      default:
+        return false;
+    }
+  }
+  bool supports(Collective c, ReduceOp op) const override {
+    if (!info(c).reduces) return op == ReduceOp::None;
+    return op == ReduceOp::Sum || op == ReduceOp::Prod || op == ReduceOp::Min ||
+           op == ReduceOp::Max;
+  }
+  std::string implementation(Collective c) const override { return gloo_implementation(c); }
+  std::vector<std::string> algorithms(Collective c) const override {
+    std::vector<std::string> out;
+    for (const auto& a : gloo_algorithms(c)) out.emplace_back(a.name);
+    return out;
+  }
+  Memory& memory() override { return *memory_; }
+
+  Opened open(Collective c, const std::string& algorithm) override {
+    if (algorithm != "default" && !is_gloo_algorithm(c, algorithm)) {
+      return {nullptr, "no such Gloo algorithm"};
+    }
+    connect_once();
+    GlooCallSite site{context_, timeout_, next_tag_++};
+    return {std::make_shared<GlooCommunicator>(std::move(site), c, algorithm), ""};
+  }
+
+ private:
+  // One context for all of this backend's communicators: the runner runs one case at a time,
+  // and Gloo keeps operations apart by slot and tag.
+  void connect_once() {
+    if (context_) return;
+    device_ = make_device(transport_);
+    if (options_.control) {
+      ControlStore store(*options_.control);
+      context_ = connect(store, device_, rank_, size_, timeout_);
+    } else {
+      ::gloo::rendezvous::HashStore store;
+      context_ = connect(store, device_, rank_, size_, timeout_);
+    }
+  }
+
+  BackendOptions options_;
+  std::unique_ptr<Memory> memory_;
+  std::chrono::milliseconds timeout_;
+  TransportChoice transport_;
+  std::shared_ptr<::gloo::transport::Device> device_;
+  std::shared_ptr<::gloo::rendezvous::Context> context_;
+  std::uint32_t next_tag_ = 1;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
+  return std::make_unique<GlooBackend>(options);
+}
+
+std::string library_version() {
+  return std::string("Gloo ") + COMMBENCH_GLOO_VERSION;
+}
+
+}  // namespace cb::gloo_backend

@@ -1,0 +1,43 @@
+// Iteration timing with CUDA events: an event is recorded on each GPU's stream after every
+// iteration, so a sample is the GPU time between two consecutive completions (the slowest of the
+// process's GPUs). Host launch overhead shows up only where the GPU waits for the host, as in a
+// back-to-back loop. Batches larger than the event pool record every k-th iteration and spread
+// each interval evenly over its iterations.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <vector>
+
+#include "collectives/engine/timer.hpp"
+
+namespace cb::cuda {
+
+struct TimedStream {
+  int device;
+  cudaStream_t stream;
+};
+
+// Events kept by a communicator and reused by its timers (one timer runs at a time).
+class EventPool {
+ public:
+  explicit EventPool(std::vector<TimedStream> streams);
+  ~EventPool();
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+
+  void ensure(std::size_t per_stream);  // at least this many events per stream
+  cudaEvent_t at(std::size_t stream, std::size_t index) const { return events_[stream][index]; }
+  const std::vector<TimedStream>& streams() const { return streams_; }
+
+ private:
+  std::vector<TimedStream> streams_;
+  std::vector<std::vector<cudaEvent_t>> events_;
+};
+
+inline constexpr std::size_t kMaxTimedEvents = 16384;
+
+std::unique_ptr<IterationTimer> make_event_timer(std::shared_ptr<EventPool> pool);
+
+}  // namespace cb::cuda

@@ -1,0 +1,32 @@
+#include "collectives/engine/fault_injection.hpp"
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+namespace cb {
+
+const TestFault& test_fault() {
+  static const TestFault fault = [] {
+    TestFault f;
+    const char* env = std::getenv("COMMBENCH_TEST_FAULT");
+    if (!env) return f;
+    std::string_view text(env);
+    auto colon = text.find(':');
+    if (colon == std::string_view::npos) return f;
+    std::string_view kind = text.substr(0, colon);
+    std::string rest(text.substr(colon + 1));
+    int rank = std::atoi(rest.c_str());
+    if (kind == "hang") f.hang_rank = rank;
+    if (kind == "corrupt") f.corrupt_rank = rank;
+    if (kind == "die") f.die_rank = rank;
+    if (auto second = rest.find(':'); kind == "slow" && second != std::string::npos) {
+      f.slow_rank = rank;
+      f.slow_us = std::atoi(rest.c_str() + second + 1);
+    }
+    return f;
+  }();
+  return fault;
+}
+
+}  // namespace cb

@@ -1,0 +1,303 @@
+#include "collectives/engine/runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <string_view>
+#include <thread>
+
+#include "collectives/engine/fault_injection.hpp"
+#include "common/units.hpp"
+
+namespace cb {
+
+namespace {
+
+// Per-iteration time below which the clock read after each iteration (about 10 ns) would be
+// more than 0.05 % of time_us.
+constexpr double kStampsShowBelowUs = 20.0;
+
+std::byte* at(void* base, std::uint64_t elements, DType t) {
+  return static_cast<std::byte*>(base) + elements * info(t).size;
+}
+
+}  // namespace
+
+Runner::Runner(Backend& backend, Control& control, Watchdog& watchdog, RunnerOptions options,
+               const std::vector<Case>& cases)
+    : backend_(backend),
+      control_(control),
+      watchdog_(watchdog),
+      options_(options),
+      memory_(backend.memory()),
+      needs_(buffer_needs(cases, backend.size())) {
+  send_ = memory_.allocate(needs_.send);
+  recv_ = memory_.allocate(needs_.recv);
+  diagnostics_ = TimingDiagnostics::from_environment();
+}
+
+Runner::~Runner() {
+  if (send_) memory_.release(send_);
+  if (recv_) memory_.release(recv_);
+}
+
+CollectiveCall Runner::call_for(const Case& c) const {
+  return {c.collective, c.dtype, c.op, c.placement, std::max(c.root, 0), c.count, send_, recv_};
+}
+
+// Between batches only the watchdog's deadline moves: its thread sleeps through the batch, and
+// commbench runs no other thread of its own in a rank, so nothing of ours shares the rank's core.
+double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
+                         IterationTimer* timer, std::vector<double>* samples, bool stamp) {
+  watchdog_.rearm();
+  if (comm.rank() == test_fault().die_rank) std::raise(SIGKILL);
+  if (comm.rank() == test_fault().hang_rank) {
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // never enters the call
+  }
+  const int slow_us = comm.rank() == test_fault().slow_rank ? test_fault().slow_us : 0;
+  std::unique_ptr<IterationTimer> own;
+  if (!timer) {
+    own = comm.make_timer();
+    timer = own.get();
+  }
+  timer->reserve(n);
+  if (diagnostics_) diagnostics_->audit().before_batch();
+  timer->start();
+  // Two loops, so that the one timed whole has nothing in it but the call and the progress.
+  if (stamp) {
+    for (std::uint64_t i = 0; i < n; ++i) {
+      comm.issue(call);
+      if (slow_us) std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
+      timer->mark();
+      watchdog_.progress(++progress_);
+    }
+  } else {
+    for (std::uint64_t i = 0; i < n; ++i) {
+      comm.issue(call);
+      if (slow_us) std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
+      watchdog_.progress(++progress_);
+    }
+  }
+  comm.complete();
+  timer->stop();
+  if (diagnostics_) diagnostics_->audit().after_batch();
+  if (samples) {
+    auto s = timer->samples_us();
+    samples->insert(samples->end(), s.begin(), s.end());
+  }
+  return timer->elapsed_us();
+}
+
+std::uint64_t Runner::warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us,
+                              double* typical_us) {
+  auto timer = comm.make_timer();
+  std::vector<double> samples;
+  // One batch: its mean per iteration (to size the timed batches) and its median iteration
+  // (what an iteration takes, whatever a slow first call cost), each the slowest rank's.
+  auto measure = [&](std::uint64_t n) {
+    samples.clear();
+    double agreed[2] = {run_batch(comm, call, n, timer.get(), &samples), summarize(samples).p50};
+    control_.max(agreed, 2);
+    *per_iter_us = agreed[0] / static_cast<double>(n);
+    *typical_us = agreed[1];
+    return agreed[0];
+  };
+  *per_iter_us = *typical_us = 0;
+  if (options_.warmup) {
+    std::uint64_t n = *options_.warmup;
+    if (n) measure(n);
+    return n;
+  }
+  // Doubling batches until a fifth of the budget is spent (the first call is often slow).
+  const double target_us = options_.budget_s * 1e6 * 0.2;
+  std::uint64_t done = 0, batch = 1;
+  double total = 0;
+  for (;;) {
+    total += measure(batch);
+    done += batch;
+    if (total >= target_us || done >= options_.max_warmup) return done;
+    batch = std::min(batch * 2, options_.max_warmup - done);
+  }
+}
+
+void Runner::fill_input(const Case& c, const CollectiveCall& call, Pattern& pattern, int rank) {
+  const auto& ci = info(c.collective);
+  const int n = backend_.size();
+  PeriodicTable table = pattern.input_table(rank);
+  if (c.placement == Placement::Out) {
+    memory_.fill(call.send, elements(ci.send, c.count, n), table, 0);
+  } else {
+    std::uint64_t offset = in_place_input_offset(c.collective, rank, c.count);
+    memory_.fill(at(call.recv, offset, c.dtype), elements(ci.send, c.count, n), table, 0);
+  }
+}
+
+std::optional<std::uint64_t> Runner::validate(Communicator& comm, const Case& c,
+                                              const CollectiveCall& call, std::uint64_t seed) {
+  const int n = backend_.size();
+  const int rank = comm.rank();
+  const auto& ci = info(c.collective);
+  Pattern pattern(c.dtype, c.op == ReduceOp::None ? ReduceOp::Max : c.op, n, seed);
+  // Poison what the call must overwrite, then lay down this iteration's input.
+  std::uint64_t region = c.placement == Placement::Out
+                             ? elements(ci.recv, c.count, n)
+                             : in_place_elements(c.collective, c.count, n);
+  // Each rank this process drives (several GPUs per process) has its own buffers and input.
+  for (int l = 0; l < comm.local_ranks(); ++l) {
+    CollectiveCall local = comm.local_call(call, l);
+    memory_.poison(local.recv, region * info(c.dtype).size);
+    fill_input(c, local, pattern, rank + l);
+  }
+  control_.barrier();
+  watchdog_.progress(++progress_);
+  comm.issue(call);
+  comm.complete();
+  watchdog_.progress(++progress_);
+
+  std::uint64_t wrong = 0;
+  for (int l = 0; l < comm.local_ranks(); ++l) {
+    CollectiveCall local = comm.local_call(call, l);
+    void* result = local.recv;
+    if (c.placement == Placement::In) {
+      result =
+          at(local.recv, comm.in_place_output_offset(c.collective, rank + l, c.count), c.dtype);
+    }
+    std::vector<Segment> segments = comm.expected(local);
+    if (rank + l == test_fault().corrupt_rank && !segments.empty()) {
+      memory_.corrupt(at(result, segments.front().dst_offset, c.dtype), info(c.dtype).size);
+    }
+    for (const auto& s : segments) {
+      wrong += memory_.count_wrong(at(result, s.dst_offset, c.dtype), s.length,
+                                   pattern.table_for(s), s.src_offset);
+    }
+  }
+  control_.sum(&wrong, 1);
+  return wrong;
+}
+
+Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_index) {
+  CollectiveCall call = call_for(c);
+  watchdog_.arm(describe(c));
+  {
+    // Timing data: the pattern for seed 0 (its values do not matter, only that they are finite).
+    Pattern pattern(c.dtype, c.op == ReduceOp::None ? ReduceOp::Max : c.op, backend_.size(), 0);
+    for (int l = 0; l < comm.local_ranks(); ++l) {
+      fill_input(c, comm.local_call(call, l), pattern, comm.rank() + l);
+    }
+  }
+  control_.barrier();
+
+  double per_iter_us = 0, typical_us = 0;
+  warm_up(comm, call, &per_iter_us, &typical_us);
+
+  Measurement m;
+  std::vector<double> samples;
+  double elapsed = 0;  // this rank's microseconds behind time_us
+  double spent = 0;    // this rank's timed microseconds in all, for the budget
+  std::uint64_t whole_batches = 0;
+  auto timer = comm.make_timer();
+  // Where a clock read after every iteration would show in time_us, each batch timed whole
+  // for time_us is followed by one as long with a time stamp per iteration for the samples.
+  const bool apart =
+      timer->times_batches_alone() && typical_us > 0 && typical_us < kStampsShowBelowUs;
+  auto timed = [&](std::uint64_t n) {
+    const double t = run_batch(comm, call, n, timer.get(), apart ? nullptr : &samples, !apart);
+    elapsed += t;
+    spent += t;
+    if (apart) {
+      ++whole_batches;
+      spent += run_batch(comm, call, n, timer.get(), &samples);
+    }
+  };
+  control_.barrier();
+  if (options_.iters) {
+    m.iters = *options_.iters;
+    timed(m.iters);
+  } else {
+    const double budget_us = options_.budget_s * 1e6;
+    auto clamp_batch = [&](double want) {
+      double room = static_cast<double>(options_.max_iters - m.iters);
+      return static_cast<std::uint64_t>(std::clamp(want, 1.0, std::max(room, 1.0)));
+    };
+    std::uint64_t next =
+        clamp_batch(std::max(static_cast<double>(options_.min_iters),
+                             per_iter_us > 0 ? budget_us * 0.25 / per_iter_us : 1.0));
+    for (;;) {
+      timed(next);
+      m.iters += next;
+      double agreed[2] = {spent, relative_standard_error(samples)};
+      control_.max(agreed, 2);
+      if (m.iters >= options_.max_iters) break;
+      bool enough = m.iters >= options_.min_iters;
+      if (enough && (agreed[1] <= options_.target_rse || agreed[0] >= budget_us)) break;
+      double mean = agreed[0] / static_cast<double>(m.iters);
+      double by_budget = mean > 0 ? (budget_us - agreed[0]) / mean : 1.0;
+      double want = std::min(static_cast<double>(m.iters), by_budget);
+      if (!enough) want = std::max(want, static_cast<double>(options_.min_iters - m.iters));
+      next = clamp_batch(want);
+    }
+  }
+  // Slowest rank's mean, and per-iteration samples as the max over ranks.
+  control_.max(&elapsed, 1);
+  control_.max(samples.data(), samples.size());
+  if (diagnostics_) {
+    diagnostics_->write_case(comm.rank(), backend_.name(), describe(c), c.bytes, samples,
+                             whole_batches);
+  }
+  m.time_us = m.iters ? elapsed / static_cast<double>(m.iters) : 0.0;
+  m.stats = summarize(std::move(samples));
+
+  if (options_.check && c.collective != Collective::Barrier) {
+    m.wrong = validate(comm, c, call, case_index * 1009 + m.iters + 1);
+  }
+  watchdog_.disarm();
+  return m;
+}
+
+ResultRecord make_record(const Backend& backend, const Case& c, const Measurement& m, int nnodes) {
+  ResultRecord r;
+  const bool barrier = c.collective == Collective::Barrier;
+  r.backend = backend.name();
+  r.library = backend.library();
+  r.algorithm = c.algorithm;
+  r.collective = std::string(name(c.collective));
+  r.dtype = barrier ? "none" : std::string(info(c.dtype).name);
+  r.op = std::string(name(c.op));
+  r.placement = barrier ? "none" : std::string(name(c.placement));
+  r.root = c.root;
+  r.nranks = backend.size();
+  r.nnodes = nnodes;
+  r.bytes = c.bytes;
+  r.count = c.count;
+  r.iters = m.iters;
+  r.time_us = m.time_us;
+  r.min_us = m.stats.min;
+  r.p50_us = m.stats.p50;
+  r.p99_us = m.stats.p99;
+  r.max_us = m.stats.max;
+  r.cv = m.stats.cv;
+  if (!barrier && m.time_us > 0) {
+    double algbw = static_cast<double>(c.bytes) / m.time_us / 1e3;  // bytes/us = MB/s
+    r.algbw_GBps = algbw;
+    r.busbw_GBps = algbw * bus_factor(c.collective, backend.size());
+  }
+  r.wrong = m.wrong;
+  return r;
+}
+
+std::string describe(const Case& c) {
+  if (c.collective == Collective::Barrier) return "barrier";
+  std::string s =
+      fmt::format("{} {} {}", name(c.collective), format_size(c.bytes), info(c.dtype).name);
+  if (c.op != ReduceOp::None) s += fmt::format(" {}", name(c.op));
+  if (c.root >= 0) s += fmt::format(" root {}", c.root);
+  if (c.placement == Placement::In) s += " in-place";
+  if (c.algorithm != "default") s += fmt::format(" ({})", c.algorithm);
+  return s;
+}
+
+}  // namespace cb

@@ -1,0 +1,75 @@
+// The runner: for one case, warm up, time back-to-back iterations (adaptively or a fixed
+// number), combine samples across ranks, then validate outside the timed region.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "collectives/backends/backend.hpp"
+#include "collectives/engine/plan.hpp"
+#include "collectives/engine/stats.hpp"
+#include "collectives/engine/timing_diagnostics.hpp"
+#include "collectives/engine/watchdog.hpp"
+#include "common/record.hpp"
+
+namespace cb {
+
+struct RunnerOptions {
+  std::optional<std::uint64_t> warmup;  // fixed warm-up iterations; adaptive when empty
+  std::optional<std::uint64_t> iters;   // fixed timed iterations; adaptive when empty
+  double budget_s = 0.05;               // adaptive time budget per case (--min-time)
+  bool check = true;
+  double target_rse = 0.01;  // stop once the mean is known to 1 % (relative standard error)
+  std::uint64_t min_iters = 5;
+  std::uint64_t max_iters = 200000;
+  std::uint64_t max_warmup = 1000;
+};
+
+struct Measurement {
+  std::uint64_t iters = 0;
+  double time_us = 0;  // mean per iteration, slowest rank
+  SampleStats stats;   // of per-iteration samples, each the max over ranks
+  std::optional<std::uint64_t> wrong;
+};
+
+class Runner {
+ public:
+  // Allocates the largest buffers `cases` need once, in the backend's memory.
+  Runner(Backend& backend, Control& control, Watchdog& watchdog, RunnerOptions options,
+         const std::vector<Case>& cases);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  Measurement run(Communicator& comm, const Case& c, std::uint64_t case_index);
+
+ private:
+  CollectiveCall call_for(const Case& c) const;
+  // Times n back-to-back iterations as a whole; with `stamp`, also each one (a clock read after
+  // each), appended to `samples` when given.
+  double run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
+                   IterationTimer* timer, std::vector<double>* samples, bool stamp = true);
+  std::uint64_t warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us,
+                        double* typical_us);
+  std::optional<std::uint64_t> validate(Communicator& comm, const Case& c,
+                                        const CollectiveCall& call, std::uint64_t seed);
+  void fill_input(const Case& c, const CollectiveCall& call, Pattern& pattern, int rank);
+
+  Backend& backend_;
+  Control& control_;
+  Watchdog& watchdog_;
+  RunnerOptions options_;
+  Memory& memory_;
+  BufferNeeds needs_;
+  void* send_ = nullptr;
+  void* recv_ = nullptr;
+  std::uint64_t progress_ = 0;
+  std::unique_ptr<TimingDiagnostics> diagnostics_;  // COMMBENCH_DIAGNOSTICS
+};
+
+// The record for a measured case (timings, sizes, bandwidths).
+ResultRecord make_record(const Backend& backend, const Case& c, const Measurement& m, int nnodes);
+// "allreduce 4 MiB float sum" — how messages name a case.
+std::string describe(const Case& c);
+
+}  // namespace cb

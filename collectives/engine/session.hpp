@@ -1,0 +1,59 @@
+// A run's measuring loop: every backend's planned cases through the runner, one communicator per
+// (collective, algorithm), skip notes printed once, the library's own choice reported for
+// "default", wrong elements counted, and each record handed to a sink.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectives/backends/backend.hpp"
+#include "collectives/engine/plan.hpp"
+#include "collectives/engine/runner.hpp"
+#include "common/record.hpp"
+
+namespace cb {
+
+class Watchdog;
+
+// Where the session reports progress (rank 0's progress line), both optional.
+struct SessionEvents {
+  std::function<void(std::size_t done, std::size_t total, const std::string& label)> case_started;
+  std::function<void()> before_note;  // a note is about to be printed on stderr
+};
+
+class Session {
+ public:
+  // `plans[i]` are the cases of `backends[i]`.
+  Session(std::vector<std::unique_ptr<Backend>>& backends,
+          const std::vector<std::vector<Case>>& plans, Control& control, Watchdog& watchdog,
+          RunnerOptions options, std::function<void(const ResultRecord&)> sink);
+
+  // Runs every case; `nnodes` goes into each record.
+  void run(int nnodes, const SessionEvents& events = {});
+  // Throws a validation Error when any result had wrong elements.
+  void check_results() const;
+
+ private:
+  void note(const std::string& message, const SessionEvents& events);
+
+  std::vector<std::unique_ptr<Backend>>& backends_;
+  const std::vector<std::vector<Case>>& plans_;
+  Control& control_;
+  Watchdog& watchdog_;
+  RunnerOptions options_;
+  std::function<void(const ResultRecord&)> sink_;
+  // The communicators of the backend being measured, one per (collective, algorithm). Members, so
+  // that they outlive an error's unwinding out of run() until the session ends.
+  std::map<std::pair<Collective, std::string>, Opened> comms_;
+  std::vector<std::string> noted_;  // skip notes already printed
+  std::uint64_t wrong_total_ = 0;
+  std::uint64_t wrong_cases_ = 0;
+  std::string first_wrong_;
+};
+
+}  // namespace cb
