@@ -1,7 +1,7 @@
 // Progress of a long sequence (a sweep's cases, a grid's jobs) on stderr: a bar redrawn in place
 // on a terminal, or plain `commbench: progress:` lines at a low rate elsewhere, with the units
 // done of the total, the unit that runs now, the elapsed time and an estimate of the time left.
-// Every launch path draws through this one piece; README "Progress" defines the figures.
+// Every launch path draws through this one piece; docs/run.md "Progress" defines the figures.
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// The schema name of every document commbench writes or reads ("schema" key, README "Outputs").
+// The schema name of every document commbench writes or reads ("schema" key, docs/output.md "Schemas").
 #pragma once
 
 #include <string_view>

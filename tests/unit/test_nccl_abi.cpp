@@ -1,4 +1,4 @@
-// NCCL ABI declarations against NCCL's own header values (see the README's NCCL section).
+// NCCL ABI declarations against NCCL's own header values (see docs/backend-nccl.md).
 #include <gtest/gtest.h>
 
 #include <cstddef>
