@@ -428,7 +428,7 @@ def test_default_backends_are_every_cpu_backend_and_the_header_says_why():
 
 
 def test_every_record_says_whether_it_had_outliers():
-    # CSV column and JSON key `outliers`, by the README's rule, from the record's own figures.
+    # CSV column and JSON key `outliers`, by the rule in docs/output.md, from the record's own figures.
     out = os.path.join(tempdir(), "r.json")
     p = run(["run", "-B", "gloo", "-c", "allreduce,broadcast", "-b", "1K", "-e", "64K",
              "--min-time", "0.002", "--format", "csv", "--output", out], check=0)
