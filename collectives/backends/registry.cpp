@@ -71,7 +71,8 @@ const std::vector<BackendEntry>& backend_registry() {
                          nccl::nccl_tuner_file}},
        .flags = {{"--nccl-lib",
                   "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then "
-                  "search)"},
+                  "search)",
+                  true},
                  {"--cuda-graph",
                   "N: capture N calls of each case in a CUDA graph and time its launches "
                   "(time_us stays per call), as PyTorch with CUDA graphs runs them"}}},
