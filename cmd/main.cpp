@@ -6,6 +6,7 @@
 #include "cmd/options.hpp"
 #include "cmd/subcommands.hpp"
 #include "cmd/version_info.hpp"
+#include "collectives/launch/peer_loss.hpp"
 #include "collectives/launch/process_start.hpp"
 #include "collectives/launch/rank_status.hpp"
 #include "common/checked_write.hpp"
@@ -13,10 +14,12 @@
 
 namespace {
 
-// Usage and validation errors are the same on every rank; only the first rank reports them.
+// Usage and validation errors are the same on every rank; only the first rank reports them,
+// except under env:// launchers, whose ranks' logs are often read one at a time (a pod's).
 bool reporting_rank(cb::ErrorKind kind) {
   if (kind != cb::ErrorKind::Usage && kind != cb::ErrorKind::Validation) return true;
-  return cb::detect_launch().rank == 0;
+  const cb::LaunchInfo launch = cb::detect_launch();
+  return launch.rank == 0 || launch.kind == cb::LaunchInfo::Kind::Env;
 }
 
 std::string one_line(std::string s) {
@@ -29,6 +32,14 @@ std::string one_line(std::string s) {
 // A failure's one line: printed here, or, for a rank whose commbench parent sees every rank,
 // handed to the parent, which prints the line that names the first cause.
 int failed(int code, const std::string& message, bool report) {
+  // A peer that ended, where this process watches its peers itself (env://), is the cause.
+  const bool consequence = code == cb::kExitRuntime || code == cb::kExitTimeout;
+  if (std::string cause = cb::failure_cause(consequence ? std::chrono::milliseconds(3000)
+                                                          : std::chrono::milliseconds(0));
+      consequence && !cause.empty()) {
+    std::fprintf(stderr, "commbench: %s\n", cause.c_str());
+    return cb::kExitRuntime;
+  }
   if (cb::rank_status_wanted()) {
     cb::record_rank_exit(code, message);  // the parent says it once
   } else if (report) {

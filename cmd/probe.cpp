@@ -124,6 +124,7 @@ int run_links(const ProbeRequest& rq) {
   check_links_options(o);
   // Checked before the control channel starts: a lone process would become an MPI singleton.
   const LaunchInfo launch = detect_launch();
+  check_launch(launch, kLinksTimeoutSeconds);
   check_links_ranks(launch.size);
   std::unique_ptr<Control> control = make_run_control(launch, kLinksTimeoutSeconds);
   LinksResult r = measure_links(o, *control);

@@ -80,8 +80,8 @@ std::vector<std::string> run_arguments(const RunRequest& rq) {
 void check_job_launch(const RunRequest& rq, const char* what) {
   if (detect_launch().kind != LaunchInfo::Kind::Single) {
     usage_error(
-        "{} starts a fresh job per launch and cannot run under mpirun/srun: run commbench "
-        "directly, and give your launcher with --launch 'PREFIX'",
+        "{} starts a fresh job per launch and cannot run under mpirun/srun/torchrun: run "
+        "commbench directly, and give your launcher with --launch 'PREFIX'",
         what);
   }
   if (!rq.launch.empty()) launcher_kind(split_command(rq.launch).front(), build_mpi_flavor());

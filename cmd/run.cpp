@@ -186,7 +186,8 @@ int execute_run(const RunRequest& rq) {
                 bo.launch.size);
   }
 
-  Watchdog watchdog(s.timeout, bo.launch.rank == 0);
+  // Under env:// no parent gathers the ranks' lines: each rank reports its own timeout.
+  Watchdog watchdog(s.timeout, bo.launch.rank == 0 || bo.launch.kind == LaunchInfo::Kind::Env);
   bo.watchdog = &watchdog;
   // A timeout or an interrupt leaves no half-written output behind.
   watchdog.on_fire([] {

@@ -57,6 +57,7 @@ int execute(const TopoRequest& rq) {
     }
   }
   const LaunchInfo launch = detect_launch();
+  check_launch(launch, kControlTimeoutSeconds);
   if (launch.kind == LaunchInfo::Kind::Single || launch.size < 2) {
     Topology topo = probe_topology(sys);
     if (!rq.capture.empty()) capture_snapshot(sys, topo, rq.capture);

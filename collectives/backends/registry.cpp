@@ -12,7 +12,6 @@
 #include "collectives/backends/mpi/mpi_tuning.hpp"
 #include "collectives/backends/nccl/nccl_backend.hpp"
 #include "collectives/backends/nccl/nccl_choices.hpp"
-#include "collectives/backends/nccl/nccl_policy.hpp"
 #include "collectives/backends/nccl/nccl_tuning.hpp"
 #include "collectives/engine/watchdog.hpp"
 #include "common/error.hpp"
@@ -28,7 +27,14 @@ const std::vector<BackendEntry>& backend_registry() {
   static const std::vector<BackendEntry> kEntries = {
       {.name = "mpi",
        .description = "MPI collectives on host memory (device memory with a CUDA-aware MPI)",
-       .unavailable_reason = [](const BackendOptions&) { return std::string(); },
+       .unavailable_reason =
+           [](const BackendOptions& o) {
+             // MPI_Init would make each rank a world of its own.
+             return o.launch.kind == LaunchInfo::Kind::Env
+                        ? std::string("an env:// launcher (torchrun, Kubernetes), not an MPI "
+                                      "launcher, started these ranks: use -B gloo (or nccl)")
+                        : std::string();
+           },
        .create = [](const BackendOptions& o) { return mpi::make_backend(mpi::make_memory(o)); },
        .version_lines = [](const BackendOptions&) { return mpi::version_lines(); },
        .needs_mpi_launcher = true,
@@ -53,16 +59,17 @@ const std::vector<BackendEntry>& backend_registry() {
            [](const LaunchInfo& launch, double timeout_seconds) {
              return gloo_backend::make_file_store_control(launch.store_dir, launch.rank,
                                                           launch.size, timeout_seconds);
+           },
+       .rendezvous_control =
+           [](Control& rendezvous, const std::string& address, double timeout_seconds) {
+             return gloo_backend::make_rendezvous_control(rendezvous, address, timeout_seconds);
            }},
 #endif
-      // Built with or without CUDA; without, it reports that
-      // (collectives/backends/nccl/no_cuda.cpp).
+      // Built with or without CUDA; without, it reports that (collectives/backends/nccl/no_cuda.cpp).
       {.name = "nccl",
        .description = "NCCL collectives on GPU memory (libnccl loaded at run time)",
        .unavailable_reason = nccl::unavailable_reason,
        .create = nccl::make_backend,
-       .check_options =
-           [](const BackendOptions& o) { nccl::cuda_graph_calls(o.flag("--cuda-graph")); },
        .apply_choices = nccl::apply_run_choices,
        .version_lines =
            [](const BackendOptions& o) { return nccl::version_lines(o.flag("--nccl-lib")); },
@@ -71,11 +78,7 @@ const std::vector<BackendEntry>& backend_registry() {
                          nccl::nccl_tuner_file}},
        .flags = {{"--nccl-lib",
                   "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then "
-                  "search)",
-                  true},
-                 {"--cuda-graph",
-                  "N: capture N calls of each case in a CUDA graph and time its launches "
-                  "(time_us stays per call), as PyTorch with CUDA graphs runs them"}}},
+                  "search)"}}},
   };
   return kEntries;
 }
@@ -112,7 +115,7 @@ BackendChoice choose_default_backends(const DefaultFacts& f) {
     c.names = {"nccl"};
     c.why = "a GPU is visible and NCCL loads";
     if (!f.mpi_can_start) {
-      c.why += "; ranks of the local launcher cannot run mpi";
+      c.why += "; ranks started without an MPI launcher cannot run mpi";
     } else if (f.mpi_cuda_aware) {
       c.names.push_back("mpi");
       c.device_memory = true;
@@ -132,7 +135,7 @@ BackendChoice choose_default_backends(const DefaultFacts& f) {
   if (c.names.empty()) c.names.push_back("mpi");
   c.why = fmt::format("no GPU backend here (nccl: {}), so every CPU backend side by side",
                       f.nccl_unavailable);
-  if (!f.mpi_can_start) c.why = "ranks started by the local launcher run gloo only";
+  if (!f.mpi_can_start) c.why = "ranks started without an MPI launcher run gloo only";
   return c;
 }
 
@@ -144,7 +147,7 @@ BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& o
     const BackendEntry* e = find_backend(name);
     if (e && why_unavailable(*e, options).empty()) f.cpu_backends.push_back(name);
   }
-  f.mpi_can_start = launch.kind != LaunchInfo::Kind::Local;
+  f.mpi_can_start = launch.kind != LaunchInfo::Kind::Local && launch.kind != LaunchInfo::Kind::Env;
   // Asked only on a GPU machine: the parent, before any rank exists, must not initialise MPI.
   if (f.nccl_unavailable.empty() && f.mpi_can_start) {
     mpi::CudaSupport s = launch.kind == LaunchInfo::Kind::Single ? mpi::cuda_support_before_launch()

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "collectives/backends/backend.hpp"
-#include "collectives/backends/tuning.hpp"
-#include "collectives/engine/plan.hpp"
 #include "collectives/launch/process_start.hpp"
+#include "collectives/engine/plan.hpp"
+#include "collectives/backends/tuning.hpp"
 
 namespace cb {
 
@@ -36,12 +36,10 @@ struct BackendOptions {
   const std::string& flag(const std::string& long_name) const;
 };
 
-// A flag a backend declares for `run` and `tune` (and `version`, where the backend has version
-// lines and the flag is marked in_version).
+// A flag a backend declares for `run` and `tune` (and `version`, where it has version lines).
 struct BackendFlag {
   std::string name;  // its long name, "--gloo-iface"
   std::string help;
-  bool in_version = false;  // `version` offers it too (it chooses what version reports)
 };
 
 // What a run's flags chose, for each backend's own checks and defaults before anything runs.
@@ -77,6 +75,12 @@ struct BackendEntry {
   // one backend offers it; without one, every run needs the MPI launcher).
   std::function<std::unique_ptr<Control>(const LaunchInfo&, double timeout_seconds)> local_control =
       {};
+  // The control channel for ranks of an env:// launcher (torchrun, Kubernetes), built over the
+  // rendezvous star through rank 0 (good for allgathers only), this rank listening at `address`.
+  // The backend offering local_control offers this too.
+  std::function<std::unique_ptr<Control>(Control& rendezvous, const std::string& address,
+                                         double timeout_seconds)>
+      rendezvous_control = {};
 };
 
 // The registered backend offering local_control, or null.
@@ -90,7 +94,7 @@ std::string why_unavailable(const BackendEntry& entry, const BackendOptions& opt
 // What runs without -B, and why (for the run's header): with a usable GPU, nccl, plus mpi on
 // device memory where the MPI moves GPU memory itself; without one, every CPU backend side by
 // side (mpi, which re-executes under the MPI launcher when none started this process, and gloo).
-// Ranks of the local launcher can only run gloo (or nccl).
+// Ranks of the local launcher or of an env:// launcher can only run gloo (or nccl).
 struct BackendChoice {
   std::vector<std::string> names;
   std::string why;

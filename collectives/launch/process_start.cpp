@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <initializer_list>
 
+#include "collectives/launch/env_launch.hpp"
+
 namespace cb {
 
 namespace {
@@ -12,6 +14,21 @@ std::optional<int> env_int(std::initializer_list<const char*> names) {
     if (const char* v = std::getenv(n); v && *v) return std::atoi(v);
   }
   return std::nullopt;
+}
+
+// torchrun, Kubernetes: no MPI launcher, the env:// variables.
+LaunchInfo env_launch(LaunchInfo li) {
+  if (!env_launch_requested(process_env)) return li;
+  EnvLaunch env;
+  li.kind = LaunchInfo::Kind::Env;
+  li.env_problem = read_env_launch(process_env, env);
+  li.master_addr = env.master_addr;  // also with a problem: the process tells rank 0 of it
+  li.master_port = env.master_port;
+  if (!li.env_problem.empty()) return li;
+  li.rank = env.rank;
+  li.size = env.world_size;
+  li.local_rank = env.local_rank;
+  return li;
 }
 
 }  // namespace
@@ -35,7 +52,7 @@ LaunchInfo detect_launch() {
     // srun without an MPI-aware environment still says who we are.
     size = env_int({"SLURM_NTASKS"});
     rank = env_int({"SLURM_PROCID"});
-    if (!(size && rank && std::getenv("SLURM_STEP_ID"))) return li;
+    if (!(size && rank && std::getenv("SLURM_STEP_ID"))) return env_launch(li);
   }
   li.kind = LaunchInfo::Kind::Mpi;
   li.rank = rank.value_or(0);
@@ -67,7 +84,12 @@ std::map<std::string, std::string> launcher_facts(const LaunchInfo& launch) {
   out["kind"] = launch.kind == LaunchInfo::Kind::Local ? "local"
                 : slurm                                ? "slurm"
                 : launch.kind == LaunchInfo::Kind::Mpi ? "mpi"
+                : launch.kind == LaunchInfo::Kind::Env ? "env"
                                                        : "none";
+  if (launch.kind == LaunchInfo::Kind::Env) {
+    for (auto& [name, value] : env_launch_variables(process_env)) out[name] = value;
+    out["rendezvous_port"] = std::to_string(launch.master_port);
+  }
   if (slurm) {
     for (const char* name : kSlurm)
       if (const char* v = std::getenv(name); v && *v) out[name] = v;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -119,13 +120,23 @@ void record_rank_exit(int code, const std::string& message) noexcept {
   write_status(text.data(), text.size());
 }
 
+namespace {
+std::atomic<void (*)(const char*, int)> g_farewell{nullptr};
+}  // namespace
+
+void set_rank_farewell(void (*farewell)(const char* how, int code)) noexcept {
+  g_farewell.store(farewell);
+}
+
 void record_rank_signal(int sig) noexcept {
+  if (auto f = g_farewell.load()) f("signal", sig);
   if (g_recorded) return;
   char buf[64];
   write_status(buf, format_status_line(buf, "signal", sig, wall_clock_ns()));
 }
 
 void record_rank_code(int code) noexcept {
+  if (auto f = g_farewell.load()) f("exit", code);
   if (g_recorded) return;
   char buf[64];
   write_status(buf, format_status_line(buf, "exit", code, wall_clock_ns()));

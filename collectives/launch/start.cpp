@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "collectives/launch/env_rendezvous.hpp"
 #include "collectives/launch/local_launcher.hpp"
 #include "collectives/launch/mpi_relaunch.hpp"
 #include "collectives/backends/mpi/mpi_runtime.hpp"
@@ -64,7 +65,52 @@ int start_ranks(const std::vector<std::string>& backends, int nranks,
   return run_local_ranks(o);
 }
 
+namespace {
+
+// Under env://: the Gloo mesh for the run, and the rendezvous star beside it, which outlives it
+// and watches for peers that end (members end in reverse order: the mesh first).
+class EnvControl : public Control {
+ public:
+  EnvControl(std::unique_ptr<EnvRendezvous> star, std::unique_ptr<Control> mesh)
+      : star_(std::move(star)), mesh_(std::move(mesh)) {}
+  int rank() const override { return mesh_->rank(); }
+  int size() const override { return mesh_->size(); }
+  void barrier() override { mesh_->barrier(); }
+  void quiet_barrier() override { mesh_->quiet_barrier(); }
+  void max(double* v, std::size_t n) override { mesh_->max(v, n); }
+  void sum(std::uint64_t* v, std::size_t n) override { mesh_->sum(v, n); }
+  std::vector<std::string> allgather(const std::string& mine) override {
+    return mesh_->allgather(mine);
+  }
+  void send(int peer, const void* d, std::size_t b, int c) override { mesh_->send(peer, d, b, c); }
+  void recv(int peer, void* d, std::size_t b, int c) override { mesh_->recv(peer, d, b, c); }
+
+ private:
+  std::unique_ptr<EnvRendezvous> star_;
+  std::unique_ptr<Control> mesh_;
+};
+
+std::unique_ptr<Control> make_env_control(const LaunchInfo& launch, double timeout_seconds) {
+  const BackendEntry* e = local_control_backend();
+  if (!e || !e->rendezvous_control)
+    runtime_error("started by an env:// launcher, but this build has no Gloo for its control channel");
+  auto star = std::make_unique<EnvRendezvous>(launch, timeout_seconds);
+  auto mesh = e->rendezvous_control(*star, star->address(), timeout_seconds);
+  star->watch();
+  return std::make_unique<EnvControl>(std::move(star), std::move(mesh));
+}
+
+}  // namespace
+
+void check_launch(const LaunchInfo& launch, double timeout_seconds) {
+  if (launch.env_problem.empty()) return;
+  tell_rendezvous_of_problem(launch, timeout_seconds);
+  usage_error("{}", launch.env_problem);
+}
+
 std::unique_ptr<Control> make_run_control(const LaunchInfo& launch, double timeout_seconds) {
+  check_launch(launch, timeout_seconds);
+  if (launch.kind == LaunchInfo::Kind::Env) return make_env_control(launch, timeout_seconds);
   if (launch.kind == LaunchInfo::Kind::Local) {
     const BackendEntry* e = local_control_backend();
     if (!e)

@@ -26,8 +26,14 @@ bool needs_mpi_launcher(const std::vector<std::string>& backends);
 int start_ranks(const std::vector<std::string>& backends, int nranks,
                 const std::string& progress_mode);
 
+// Reports what is wrong with this process's env:// variables (usage error, after telling rank 0
+// so that the whole job ends at once); nothing for other launches.
+void check_launch(const LaunchInfo& launch, double timeout_seconds);
+
 // The control channel for a rank: MPI under mpirun/srun, the registry's local control (Gloo over
-// the launcher's file store) under the local launcher.
+// the launcher's file store) under the local launcher, its rendezvous control (Gloo over the
+// env:// rendezvous at MASTER_ADDR:MASTER_PORT) under torchrun or Kubernetes. Calls
+// check_launch first.
 std::unique_ptr<Control> make_run_control(const LaunchInfo& launch, double timeout_seconds);
 
 }  // namespace cb

@@ -8,6 +8,7 @@
 #include <gloo/rendezvous/prefix_store.h>
 
 #include "collectives/backends/gloo/gloo_errors.hpp"
+#include "collectives/backends/gloo/gloo_store.hpp"
 #include "collectives/backends/gloo/gloo_transport.hpp"
 
 namespace cb::gloo_backend {
@@ -18,12 +19,10 @@ using ReduceFn = void (*)(void*, const void*, const void*, size_t);
 
 class GlooControl : public Control {
  public:
-  GlooControl(const std::string& dir, int rank, int size, double timeout_s)
+  GlooControl(::gloo::rendezvous::Store& store, const TransportChoice& transport, int rank,
+              int size, double timeout_s)
       : rank_(rank), size_(size) {
-    // Control traffic never leaves this host under the local launcher.
-    device_ = make_device(choose_transport(""));
-    ::gloo::rendezvous::FileStore files(dir);
-    ::gloo::rendezvous::PrefixStore store("control", files);
+    device_ = make_device(transport);
     context_ = connect(store, device_, rank, size, gloo_timeout(timeout_s));
   }
   int rank() const override { return rank_; }
@@ -102,7 +101,20 @@ class GlooControl : public Control {
 
 std::unique_ptr<Control> make_file_store_control(const std::string& store_dir, int rank, int size,
                                                  double timeout_seconds) {
-  return std::make_unique<GlooControl>(store_dir, rank, size, timeout_seconds);
+  ::gloo::rendezvous::FileStore files(store_dir);
+  ::gloo::rendezvous::PrefixStore store("control", files);
+  // Control traffic never leaves this host under the local launcher.
+  return std::make_unique<GlooControl>(store, choose_transport(""), rank, size, timeout_seconds);
+}
+
+std::unique_ptr<Control> make_rendezvous_control(Control& rendezvous, const std::string& address,
+                                                 double timeout_seconds) {
+  ControlStore store(rendezvous);
+  TransportChoice transport;
+  transport.hostname = address;
+  transport.reason = "where it reached rank 0";
+  return std::make_unique<GlooControl>(store, transport, rendezvous.rank(), rendezvous.size(),
+                                       timeout_seconds);
 }
 
 }  // namespace cb::gloo_backend

@@ -1,0 +1,452 @@
+#include "collectives/launch/env_rendezvous.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <exception>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "collectives/launch/env_wire.hpp"
+#include "collectives/launch/peer_loss.hpp"
+#include "collectives/launch/rank_status.hpp"
+#include "collectives/launch/rank_exits.hpp"
+#include "common/error.hpp"
+#include "common/host_name.hpp"
+
+namespace cb {
+
+namespace {
+
+using env_wire::Clock;
+using env_wire::Type;
+
+constexpr const char* kMagic = "commbench-env/1";
+constexpr std::chrono::milliseconds kLossWait{3000};
+
+std::atomic<EnvRendezvous*> g_watching{nullptr};
+void farewell(const char* how, int code) noexcept;
+
+Clock::time_point deadline_after(double seconds) {
+  return Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
+
+// How soon a silent peer's host counts as gone: a third of the timeout, 3 to 30 s.
+int silence_seconds(double timeout) {
+  return static_cast<int>(std::clamp(timeout / 3, 3.0, 30.0));
+}
+
+std::string where(const std::string& addr, int port) { return addr + ":" + std::to_string(port); }
+
+[[noreturn]] void refuse(int code, const std::string& line) {
+  throw Error(code == kExitUsage ? ErrorKind::Usage : ErrorKind::Runtime, line);
+}
+
+std::string ranks_text(const std::vector<int>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size() && i < 16; ++i)
+    out += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > 16) out += fmt::format(" and {} more", ranks.size() - 16);
+  return out;
+}
+
+}  // namespace
+
+double rendezvous_seconds(double timeout_seconds) {
+  return std::max(timeout_seconds - 2.0, timeout_seconds * 0.9);
+}
+
+EnvRendezvous::EnvRendezvous(const LaunchInfo& launch, double timeout_seconds)
+    : rank_(launch.rank), size_(launch.size), timeout_(timeout_seconds) {
+  hosts_.assign(static_cast<std::size_t>(size_), std::string());
+  hosts_[static_cast<std::size_t>(rank_)] = host_name();
+  if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) runtime_error("pipe: {}", std::strerror(errno));
+  if (size_ == 1) return;
+  if (rank_ == 0) {
+    serve(launch.master_port, rendezvous_seconds(timeout_seconds));
+  } else {
+    join(launch, rendezvous_seconds(timeout_seconds));
+  }
+}
+
+EnvRendezvous::~EnvRendezvous() {
+  if (g_watching.load() == this) {
+    set_rank_farewell(nullptr);
+    g_watching.store(nullptr);
+  }
+  // A failure unwinding through here is often a peer's end seen first by a library: the watcher
+  // gets a moment to see that end too, and then names it instead.
+  if (watcher_.joinable() && std::uncaught_exceptions() > 0) wait_for_peer_loss(kLossWait);
+  if (watcher_.joinable()) {
+    char c = 0;
+    [[maybe_unused]] ssize_t w = ::write(stop_pipe_[1], &c, 1);
+    watcher_.join();
+  }
+  for (int fd : fds_) {
+    if (fd < 0) continue;
+    env_wire::send_frame(fd, Type::Bye, "");
+    ::close(fd);
+  }
+  for (int fd : stop_pipe_)
+    if (fd >= 0) ::close(fd);
+}
+
+std::string EnvRendezvous::who(int rank) const {
+  const std::set<std::string> distinct(hosts_.begin(), hosts_.end());
+  const std::string& host = hosts_[static_cast<std::size_t>(rank)];
+  if (distinct.size() < 2 || host.empty()) return fmt::format("rank {}", rank);
+  return fmt::format("rank {} on host {}", rank, host);
+}
+
+void EnvRendezvous::serve(int port, double seconds) {
+  const auto deadline = deadline_after(seconds);
+  int listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd < 0) runtime_error("socket: {}", std::strerror(errno));
+  int one = 1;
+  ::setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_ANY);
+  sin.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (::bind(listen_fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 ||
+      ::listen(listen_fd, 1024) != 0) {
+    const int err = errno;
+    ::close(listen_fd);
+    runtime_error(
+        "env:// rendezvous: rank 0 cannot listen on MASTER_PORT {}: {}{}", ntohs(sin.sin_port),
+        std::strerror(err),
+        err == EADDRINUSE ? " (another process holds it: give this job a free MASTER_PORT)" : "");
+  }
+  fds_.assign(static_cast<std::size_t>(size_), -1);
+  std::vector<std::string> raw_rank(static_cast<std::size_t>(size_));
+  // Every rank that joined hears the line that ends the job, then this rank throws it.
+  auto fail = [&](int code, const std::string& line, int extra_fd = -1) {
+    for (int fd : fds_) {
+      if (fd >= 0) env_wire::send_frame(fd, Type::Refusal, std::to_string(code) + line);
+    }
+    if (extra_fd >= 0) {
+      env_wire::send_frame(extra_fd, Type::Refusal, std::to_string(code) + line);
+      ::close(extra_fd);
+    }
+    // Ranks still on their way hear it too, for a few seconds, rather than retrying until
+    // their timeout.
+    const auto grace = std::min(deadline, deadline_after(3));
+    for (pollfd pfd{listen_fd, POLLIN, 0}; code == kExitUsage && Clock::now() < grace;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(grace - Clock::now());
+      if (::poll(&pfd, 1, static_cast<int>(std::max<long long>(left.count(), 0))) <= 0) continue;
+      if (int late = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC); late >= 0) {
+        env_wire::send_frame(late, Type::Refusal, std::to_string(code) + line);
+        ::close(late);
+      }
+    }
+    ::close(listen_fd);
+    refuse(code, line);
+  };
+  int joined = 1;
+  while (joined < size_) {
+    pollfd pfd{listen_fd, POLLIN, 0};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    int r = left.count() > 0 ? ::poll(&pfd, 1, static_cast<int>(left.count())) : 0;
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      std::vector<int> missing;
+      for (int k = 1; k < size_; ++k)
+        if (fds_[static_cast<std::size_t>(k)] < 0) missing.push_back(k);
+      fail(kExitRuntime,
+           fmt::format("env:// rendezvous: {} of WORLD_SIZE {} ranks joined rank 0 on port {} "
+                       "within {:g} s; never came: rank{} {}",
+                       joined, size_, ntohs(sin.sin_port), seconds, missing.size() > 1 ? "s" : "",
+                       ranks_text(missing)));
+    }
+    int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    // A process that is not a commbench rank (a health probe) is dropped after a few seconds.
+    auto frame = env_wire::read_frame(fd, std::min(deadline, deadline_after(5)));
+    auto lines = frame ? env_wire::split_lines(frame->payload) : std::vector<std::string>{};
+    if (lines.size() != 4 || lines[0] != kMagic ||
+        (frame->type != Type::Hello && frame->type != Type::Complaint)) {
+      ::close(fd);
+      continue;
+    }
+    if (frame->type == Type::Complaint) {
+      std::string problem = lines[3];
+      if (problem.rfind("env:// launch: ", 0) == 0) problem.erase(0, 15);
+      fail(kExitUsage,
+           fmt::format("env:// launch: the process with RANK={} on host {}: {}", lines[2], lines[1],
+                       problem),
+           fd);
+    }
+    const std::string& host = lines[3];
+    const std::string& rank_text = lines[1];
+    const int rank = std::atoi(rank_text.c_str());
+    const int world = std::atoi(lines[2].c_str());
+    if (world != size_) {
+      fail(kExitUsage,
+           fmt::format("env:// rendezvous: WORLD_SIZE differs between ranks: {} on host {} (RANK "
+                       "{}), {} on host {} (rank 0); every process must be given the same",
+                       world, host, rank_text, size_, hosts_[0]),
+           fd);
+    }
+    if (rank <= 0 || rank >= size_ || fds_[static_cast<std::size_t>(rank)] >= 0) {
+      const std::string other = rank == 0 ? hosts_[0] : hosts_[static_cast<std::size_t>(rank)];
+      fail(kExitUsage,
+           fmt::format("env:// rendezvous: two processes have RANK={}: on host {} and on host {}; "
+                       "each rank must be given to one process",
+                       rank_text, other, host),
+           fd);
+    }
+    env_wire::detect_silence(fd, silence_seconds(timeout_));
+    fds_[static_cast<std::size_t>(rank)] = fd;
+    hosts_[static_cast<std::size_t>(rank)] = host;
+    // Rank 0 is reached where the others reached it; a peer on another host tells best.
+    if (env_wire::peer_address(fd).rfind("127.", 0) != 0 || address_ == "127.0.0.1")
+      address_ = env_wire::local_address(fd);
+    ++joined;
+  }
+  ::close(listen_fd);
+  const std::string welcome = env_wire::join_lines(hosts_);
+  for (int fd : fds_)
+    if (fd >= 0) env_wire::send_frame(fd, Type::Welcome, welcome);
+}
+
+void EnvRendezvous::join(const LaunchInfo& launch, double seconds) {
+  const auto deadline = deadline_after(seconds);
+  const std::string at = where(launch.master_addr, launch.master_port);
+  std::string resolve_error, connect_error;
+  bool resolved = false;
+  auto pause = std::chrono::milliseconds(50);
+  int fd = -1;
+  while (fd < 0) {
+    if (Clock::now() >= deadline) {
+      if (!resolved) {
+        usage_error("env:// rendezvous: MASTER_ADDR '{}' does not resolve to an IPv4 address "
+                    "({}; tried for {:g} s)",
+                    launch.master_addr, resolve_error, seconds);
+      }
+      runtime_error("env:// rendezvous: rank {} could not reach rank 0 at MASTER_ADDR:MASTER_PORT "
+                    "{} within {:g} s ({}): is rank 0 running, and is the port open?",
+                    rank_, at, seconds, connect_error);
+    }
+    const std::string addr = env_wire::resolve(launch.master_addr, resolve_error);
+    if (!addr.empty()) {
+      resolved = true;
+      fd = env_wire::connect_to(addr, launch.master_port,
+                                std::min(deadline, deadline_after(5)), connect_error);
+    }
+    if (fd < 0) {
+      std::this_thread::sleep_for(std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      deadline - Clock::now() + std::chrono::milliseconds(1))));
+      pause = std::min(pause * 2, std::chrono::milliseconds(1000));
+    }
+  }
+  fds_ = {fd};
+  env_wire::send_frame(fd, Type::Hello,
+                       env_wire::join_lines({kMagic, std::to_string(rank_), std::to_string(size_),
+                                             hosts_[static_cast<std::size_t>(rank_)]}));
+  // Rank 0 answers by its own deadline, which may fall a little after this rank's: it then
+  // says what went wrong, better than this rank guessing.
+  const auto answer_by =
+      deadline + std::chrono::milliseconds(static_cast<long long>(
+                     1000 * std::min(1.5, (timeout_ - rendezvous_seconds(timeout_)) / 2)));
+  auto reply = env_wire::read_frame(fd, answer_by);
+  if (!reply) {
+    runtime_error("env:// rendezvous: rank 0 at {} did not let rank {} in within {:g} s (it "
+                  "closed the connection or did not answer)",
+                  at, rank_, seconds);
+  }
+  if (reply->type == Type::Refusal && !reply->payload.empty()) {
+    refuse(reply->payload[0] - '0', reply->payload.substr(1));
+  }
+  auto hosts = env_wire::split_lines(reply->payload);
+  if (reply->type != Type::Welcome || hosts.size() != static_cast<std::size_t>(size_)) {
+    runtime_error("env:// rendezvous: the process at {} is not rank 0 of this commbench job", at);
+  }
+  hosts_ = hosts;
+  address_ = env_wire::local_address(fd);
+  env_wire::detect_silence(fd, silence_seconds(timeout_));
+}
+
+std::vector<std::string> EnvRendezvous::allgather(const std::string& mine) {
+  if (watcher_.joinable()) runtime_error("internal: the env:// rendezvous is watching only");
+  if (size_ == 1) return {mine};
+  const auto deadline = deadline_after(timeout_);
+  auto lost = [&](int rank) {
+    runtime_error("env:// rendezvous: {} ended without a word during start-up", who(rank));
+  };
+  if (rank_ != 0) {
+    if (!env_wire::send_frame(fds_[0], Type::Data, mine)) lost(0);
+    auto frame = env_wire::read_frame(fds_[0], deadline);
+    if (!frame || frame->type != Type::Data) lost(0);
+    auto all = env_wire::unpack(frame->payload);
+    if (!all || all->size() != static_cast<std::size_t>(size_)) lost(0);
+    return *all;
+  }
+  std::vector<std::string> all(static_cast<std::size_t>(size_));
+  all[0] = mine;
+  for (int k = 1; k < size_; ++k) {
+    auto frame = env_wire::read_frame(fds_[static_cast<std::size_t>(k)], deadline);
+    if (!frame || frame->type != Type::Data) lost(k);
+    all[static_cast<std::size_t>(k)] = std::move(frame->payload);
+  }
+  const std::string packed = env_wire::pack(all);
+  for (int k = 1; k < size_; ++k) {
+    if (!env_wire::send_frame(fds_[static_cast<std::size_t>(k)], Type::Data, packed)) lost(k);
+  }
+  return all;
+}
+
+void EnvRendezvous::barrier() { allgather(""); }
+
+void EnvRendezvous::max(double* values, std::size_t n) {
+  std::string mine(reinterpret_cast<const char*>(values), n * sizeof(double));
+  for (const auto& s : allgather(mine)) {
+    for (std::size_t i = 0; i < n; ++i) {
+      double v;
+      std::memcpy(&v, s.data() + i * sizeof v, sizeof v);
+      values[i] = std::max(values[i], v);
+    }
+  }
+}
+
+void EnvRendezvous::sum(std::uint64_t* values, std::size_t n) {
+  std::string mine(reinterpret_cast<const char*>(values), n * sizeof(std::uint64_t));
+  std::vector<std::uint64_t> total(n, 0);
+  for (const auto& s : allgather(mine)) {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint64_t v;
+      std::memcpy(&v, s.data() + i * sizeof v, sizeof v);
+      total[i] += v;
+    }
+  }
+  std::copy(total.begin(), total.end(), values);
+}
+
+void EnvRendezvous::send(int, const void*, std::size_t, int) {
+  runtime_error("internal: the env:// rendezvous carries no point-to-point messages");
+}
+
+void EnvRendezvous::recv(int, void*, std::size_t, int) {
+  runtime_error("internal: the env:// rendezvous carries no point-to-point messages");
+}
+
+void EnvRendezvous::watch() {
+  if (size_ == 1 || watcher_.joinable()) return;
+  expect_peer_loss_reports();
+  watcher_ = std::thread([this] { watch_loop(); });
+  g_watching.store(this);
+  set_rank_farewell(&farewell);
+}
+
+void EnvRendezvous::watch_loop() {
+  // Which rank each polled connection leads to: rank 0 watches every peer, a peer rank 0.
+  std::vector<int> ranks;
+  std::vector<int> open_fds;
+  for (int r = 0; r < static_cast<int>(fds_.size()); ++r) {
+    if (fds_[static_cast<std::size_t>(r)] < 0) continue;
+    ranks.push_back(rank_ == 0 ? r : 0);
+    open_fds.push_back(fds_[static_cast<std::size_t>(r)]);
+  }
+  const std::set<std::string> distinct(hosts_.begin(), hosts_.end());
+  for (;;) {
+    std::vector<pollfd> pfds{{stop_pipe_[0], POLLIN, 0}};
+    for (int fd : open_fds) pfds.push_back({fd, POLLIN, 0});  // poll skips fd -1
+    if (::poll(pfds.data(), pfds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (pfds[0].revents) return;
+    for (std::size_t i = 1; i < pfds.size(); ++i) {
+      if (!pfds[i].revents || open_fds[i - 1] < 0) continue;
+      const int fd = open_fds[i - 1];
+      auto frame = env_wire::read_frame(fd, deadline_after(5));
+      RankExit e;
+      e.rank = ranks[i - 1];
+      e.unreported = true;
+      std::string line;
+      if (frame && frame->type == Type::Bye && frame->payload.empty()) {
+        open_fds[i - 1] = -1;  // it ended normally; its descriptor closes with this object
+        continue;
+      } else if (frame && frame->type == Type::Bye) {
+        // "exit 4" (its watchdog fired) or "signal 15" (stopped): what it said as it ended.
+        e.unreported = false;
+        e.signaled = frame->payload.rfind("signal ", 0) == 0;
+        e.code = std::atoi(frame->payload.c_str() + frame->payload.find(' ') + 1);
+      } else if (frame && frame->type == Type::Lost) {
+        line = frame->payload;  // rank 0 names the peer it lost
+      } else if (frame) {
+        continue;  // nothing else is sent once watching
+      }
+      if (line.empty()) {
+        if (distinct.size() > 1) e.host = hosts_[static_cast<std::size_t>(e.rank)];
+        line = describe(e);
+      }
+      if (rank_ == 0) {
+        for (int other : open_fds)
+          if (other >= 0 && other != fd) env_wire::send_frame(other, Type::Lost, line);
+      }
+      report_peer_loss(line);
+      return;  // the main thread reports it
+    }
+  }
+}
+
+namespace {
+
+// Async-signal-safe: a goodbye that says how this rank ends ("exit 4", "signal 15").
+void farewell(const char* how, int code) noexcept {
+  EnvRendezvous* r = g_watching.load();
+  if (r) r->say_farewell(how, code);
+}
+
+}  // namespace
+
+void EnvRendezvous::say_farewell(const char* how, int code) noexcept {
+  char frame[64];
+  std::size_t n = 5;
+  for (const char* p = how; *p && n < 40; ++p) frame[n++] = *p;
+  frame[n++] = ' ';
+  char digits[12];
+  int d = 0;
+  unsigned v = static_cast<unsigned>(code < 0 ? 0 : code);
+  do {
+    digits[d++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v && d < 11);
+  while (d) frame[n++] = digits[--d];
+  const std::uint32_t len = htonl(static_cast<std::uint32_t>(n - 4));
+  std::memcpy(frame, &len, 4);
+  frame[4] = static_cast<char>(Type::Bye);
+  for (int fd : fds_) {
+    if (fd >= 0) [[maybe_unused]] ssize_t w = ::send(fd, frame, n, MSG_NOSIGNAL);
+  }
+}
+
+void tell_rendezvous_of_problem(const LaunchInfo& launch, double timeout_seconds) {
+  const char* rank_text = std::getenv("RANK");
+  if (launch.master_addr.empty() || launch.master_port <= 0 || !rank_text ||
+      std::string(rank_text) == "0")
+    return;
+  const auto deadline = deadline_after(std::min(5.0, rendezvous_seconds(timeout_seconds)));
+  std::string error;
+  while (Clock::now() < deadline) {
+    const std::string addr = env_wire::resolve(launch.master_addr, error);
+    int fd = addr.empty() ? -1 : env_wire::connect_to(addr, launch.master_port, deadline, error);
+    if (fd >= 0) {
+      env_wire::send_frame(fd, Type::Complaint,
+                           env_wire::join_lines({kMagic, host_name(), rank_text, launch.env_problem}));
+      env_wire::read_frame(fd, deadline);  // rank 0's answer, so that it has read the complaint
+      ::close(fd);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace cb
