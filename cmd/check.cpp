@@ -15,6 +15,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/schema.hpp"
+#include "common/units.hpp"
 #include "probes/topology.hpp"
 #include "report/check_output.hpp"
 #include "report/links_verdict.hpp"
@@ -33,6 +34,8 @@ struct CheckRequest {
   std::string junit;
   std::string format = "table";
   std::string output;
+  std::string expect;          // "auto": judge efficiency against the hardware's roof
+  std::string min_efficiency;  // with --expect auto
 };
 
 template <typename T, typename All, typename Name>
@@ -113,9 +116,33 @@ int execute(const CheckRequest& rq) {
         "tree to probe");
   }
 
-  Spec spec = read_spec(rq.spec, vocabulary());
+  const bool expect_auto = rq.expect == "auto";
+  if (!rq.expect.empty() && !expect_auto) {
+    usage_error("invalid --expect '{}': expected auto", rq.expect);
+  }
+  std::optional<double> min_efficiency;
+  if (!rq.min_efficiency.empty()) {
+    if (!expect_auto) usage_error("--min-efficiency needs --expect auto");
+    min_efficiency = parse_double(rq.min_efficiency, "--min-efficiency");
+    if (!(*min_efficiency > 0)) {
+      usage_error("invalid --min-efficiency '{}': expected a fraction > 0", rq.min_efficiency);
+    }
+  }
+  // With --expect auto the spec is optional: a first argument that is not a .toml is a result.
+  std::vector<std::string> result_paths = rq.results;
+  const bool has_spec = !rq.spec.empty() && (!expect_auto || rq.spec.ends_with(".toml"));
+  if (!has_spec && !rq.spec.empty()) result_paths.insert(result_paths.begin(), rq.spec);
+  if (!has_spec && !expect_auto) usage_error("check needs a SPEC file, or --expect auto");
+  if (expect_auto && result_paths.empty()) usage_error("--expect auto needs result files");
+  Spec spec;
+  if (has_spec) {
+    spec = read_spec(rq.spec, vocabulary());
+  } else {
+    spec.path = "--expect auto";
+    spec.name = "expect auto";
+  }
   std::vector<ResultFile> results;
-  for (const auto& path : rq.results) results.push_back(read_result_file(path));
+  for (const auto& path : result_paths) results.push_back(read_result_file(path));
   nlohmann::json topology;
   std::string topology_source;
   if (!spec.topology.empty()) std::tie(topology, topology_source) = topology_for(rq);
@@ -130,6 +157,10 @@ int execute(const CheckRequest& rq) {
   }
 
   CheckReport report = evaluate_spec(spec, results, topology, topology_source, links, rq.links);
+  if (expect_auto) {
+    for (auto& item : evaluate_expect_auto(results, min_efficiency))
+      report.items.push_back(std::move(item));
+  }
   write_check_report(report, rq.format, std::cout);
   if (!rq.output.empty()) {
     std::ostringstream text;
@@ -159,8 +190,9 @@ void register_check(CLI::App& app, Action& action) {
   auto rq = std::make_shared<CheckRequest>();
   CLI::App* c = app.add_subcommand(
       "check", "evaluate an acceptance spec against results and topology; exit 5 on a failure");
-  c->add_option("SPEC", rq->spec, "acceptance spec (TOML): [[results]] and [[topology]] tables")
-      ->required();
+  c->add_option("SPEC", rq->spec,
+                "acceptance spec (TOML): [[results]] and [[topology]] tables (optional with "
+                "--expect auto)");
   c->add_option("RESULTS", rq->results, "result files (.json, .jsonl, .csv) from `run --output`");
   c->add_option("--topology", rq->topology,
                 "commbench/topology/v1 or cluster-topology/v1 document (`topo --format json`) "
@@ -169,6 +201,12 @@ void register_check(CLI::App& app, Action& action) {
                 "commbench/links/v2 document (`probe links --format json`) for [[links]] tables");
   c->add_option("--sysfs-root", rq->sysfs_root, "probe a captured tree laid out like /sys");
   c->add_option("--junit", rq->junit, "also write JUnit XML: one testcase per requirement");
+  c->add_option("--expect", rq->expect,
+                "auto: judge every collective's large-message efficiency against this "
+                "hardware's roof, without a spec");
+  c->add_option("--min-efficiency", rq->min_efficiency,
+                "with --expect auto: the efficiency every collective must reach (default: per "
+                "kind of roof, see docs)");
   c->add_option("--format", rq->format, "stdout format: table, json, md (default table)");
   c->add_option("--output", rq->output, "also write the report to FILE (.txt .json .md)");
   c->callback([rq, &action] { action = [rq] { return execute(*rq); }; });

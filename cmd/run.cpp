@@ -23,6 +23,7 @@
 #include "common/output_path.hpp"
 #include "common/temp_files.hpp"
 #include "common/units.hpp"
+#include "probes/roof_facts.hpp"
 #include "probes/topology.hpp"
 #include "report/writer.hpp"
 
@@ -114,6 +115,7 @@ Settings validate(const RunRequest& rq) {
   flags.flags = rq.backend_flags;
   check_backend_options(flags);
   if (!rq.gpus.empty()) s.gpus = static_cast<int>(positive_count(rq.gpus, "--gpus", false));
+  parse_roof_inputs(rq.roof_link_gbps, rq.roof_host_memory);
   return s;
 }
 
@@ -215,7 +217,10 @@ int execute_run(const RunRequest& rq) {
     const RunMeta meta =
         assemble_run_meta(*control, hosts, backends,
                           {commbench_version(), commbench_git_commit(), bo.launch, s.backend_choice,
-                           host_topology_facts().dump(), topology_summary});
+                           host_topology_facts("/sys", parse_roof_inputs(rq.roof_link_gbps,
+                                                                         rq.roof_host_memory))
+                               .dump(),
+                           topology_summary});
 
     std::vector<std::unique_ptr<Writer>> writers;
     if (rank == 0) {
@@ -278,6 +283,12 @@ void add_run_options(CLI::App* cmd, RunRequest& rq) {
   cmd->add_option("--repeat", rq.repeat,
                   "run the whole sweep N times, each a separate launch; figures are medians over "
                   "repetitions (default 1)");
+  cmd->add_option("--roof-link-gbps", rq.roof_link_gbps,
+                  "network rate per host in Gbit/s for the roof, where sysfs cannot tell it "
+                  "(virtual NICs, a throttled or emulated link)");
+  cmd->add_option("--roof-host-memory", rq.roof_host_memory,
+                  "host memory copy bandwidth in GB/s for the roof, or 'measure' in this launch "
+                  "(default: measured once per boot and cached)");
   cmd->add_option("--launch", rq.launch,
                   "launcher prefix for each launch, e.g. 'mpirun -np 16 --hostfile hosts' or "
                   "'srun -N 2 --ntasks-per-node 8'");

@@ -42,6 +42,8 @@ struct RunRequest {
   std::string gpus;
   std::string repeat = "1";  // --repeat N: the sweep N times, each a separate launch
   std::string launch;        // --launch 'PREFIX': the user's launcher for each launch
+  std::string roof_link_gbps;    // --roof-link-gbps: network rate the probe cannot read
+  std::string roof_host_memory;  // --roof-host-memory: GB/s, or "measure" in this launch
   // An extra writer on rank 0 (tune adds its analysis this way).
   std::function<std::unique_ptr<Writer>()> extra_writer;
 };

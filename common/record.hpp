@@ -41,6 +41,11 @@ struct ResultRecord {
   std::string env;
   // `run --repeat N`: the repetition (launch) this record comes from, 0-based; empty otherwise.
   std::optional<int> repeat;
+  // The expected-performance model (report/roof.hpp): the ceiling on busbw for this case on
+  // this hardware, busbw / roof where bandwidth dominates, and the facts the roof came from.
+  std::optional<double> roof_GBps;
+  std::optional<double> efficiency;
+  std::string roof_basis;
   // A summary over repetitions: the figures above are medians over these, one per launch (each
   // with its `repeat`); empty for a record of one launch.
   std::vector<ResultRecord> repeats;
@@ -107,6 +112,9 @@ inline constexpr RecordField kResultFields[] = {
     {"wrong",      &ResultRecord::wrong,      kFigure},
     {"env",        &ResultRecord::env,        kLater},
     {"outliers",   &has_outliers,             kLater},
+    {"roof_GBps",  &ResultRecord::roof_GBps,  kLater},
+    {"efficiency", &ResultRecord::efficiency, kLater},
+    {"roof_basis", &ResultRecord::roof_basis, kLater},
 };
 // clang-format on
 

@@ -92,7 +92,10 @@ nlohmann::json probe_topology_json(const std::string& sysfs_root);
 
 // What `run` records: this host's stable facts (GPU models and addresses, NIC names and rates,
 // NUMA shape) and their fingerprint, probed from sysfs only (fast; NVML is not loaded).
+// With `roof`, also the facts of the expected-performance model (roof_facts.hpp) under "roof".
+struct RoofInputs;
 nlohmann::json host_topology_facts(const std::string& sysfs_root = "/sys");
+nlohmann::json host_topology_facts(const std::string& sysfs_root, const RoofInputs& roof);
 // Combines every rank's host_topology_facts() (as JSON text): hosts, GPUs and NICs per host,
 // per-host fingerprints and one fingerprint over the hardware (host names left out).
 nlohmann::json topology_summary(const std::vector<std::string>& per_rank_facts);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/error.hpp"
+#include "probes/roof_facts.hpp"
 #include "probes/topology.hpp"
 
 namespace cb {
@@ -24,11 +25,13 @@ std::string fingerprint(const std::string& text) {
 
 }  // namespace
 
-nlohmann::json host_topology_facts(const std::string& sysfs_root) {
+nlohmann::json host_topology_facts(const std::string& sysfs_root, const RoofInputs& roof) {
   Sysfs sys(sysfs_root);
   TopologyOptions options;
   options.use_nvml = false;  // keeps start-up fast; the PCI ids identify the GPU model
   Topology topo = probe_topology(sys, options);
+  // NVLinks are known only to NVML: asked only where there are GPUs.
+  if (!topo.gpus.empty() && is_live_sysfs(sysfs_root)) topo = probe_topology(sys);
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : topo.gpus) {
     const PciDevice* d = find_device(topo.pci, g.bdf);
@@ -48,13 +51,20 @@ nlohmann::json host_topology_facts(const std::string& sysfs_root) {
   nlohmann::json facts = stable;
   facts["host"] = topo.host.value_or("unknown");
   facts["fingerprint"] = fingerprint(stable.dump());
+  facts["roof"] = roof_facts(topo, roof);  // not in the fingerprint: measured figures vary
   return facts;
+}
+
+nlohmann::json host_topology_facts(const std::string& sysfs_root) {
+  RoofInputs inputs;
+  inputs.host_memory = false;  // no measurement unless asked for
+  return host_topology_facts(sysfs_root, inputs);
 }
 
 nlohmann::json topology_summary(const std::vector<std::string>& per_rank_facts) {
   nlohmann::json hosts = nlohmann::json::array();
   nlohmann::json gpus = nlohmann::json::object(), nics = nlohmann::json::object();
-  nlohmann::json prints = nlohmann::json::object();
+  nlohmann::json prints = nlohmann::json::object(), roofs = nlohmann::json::object();
   std::vector<std::string> all;
   for (const auto& text : per_rank_facts) {
     nlohmann::json f = nlohmann::json::parse(text, nullptr, false);
@@ -65,6 +75,7 @@ nlohmann::json topology_summary(const std::vector<std::string>& per_rank_facts) 
     gpus[host] = f.value("gpus", nlohmann::json::array()).size();
     nics[host] = f.value("nics", nlohmann::json::array()).size();
     prints[host] = f.value("fingerprint", "");
+    roofs[host] = f.value("roof", nlohmann::json(nullptr));
     all.push_back(f.value("fingerprint", ""));
   }
   std::sort(all.begin(), all.end());
@@ -74,7 +85,8 @@ nlohmann::json topology_summary(const std::vector<std::string>& per_rank_facts) 
           {"gpus_per_host", gpus},
           {"nics_per_host", nics},
           {"host_fingerprints", prints},
-          {"fingerprint", fingerprint(joined)}};
+          {"fingerprint", fingerprint(joined)},
+          {"roof_facts", roofs}};
 }
 
 }  // namespace cb

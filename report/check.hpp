@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,5 +47,11 @@ CheckReport evaluate_spec(const Spec& spec, const std::vector<ResultFile>& resul
                           const nlohmann::json& topology, const std::string& topology_source,
                           const nlohmann::json& links = nullptr,
                           const std::string& links_source = {});
+
+// `check --expect auto`: one item per collective (per backend and algorithm, and per host set
+// when the files come from different hosts) on its large-message efficiency, against
+// `min_efficiency` or the default for its kind of roof. Unknown roofs give warnings.
+std::vector<RequirementResult> evaluate_expect_auto(const std::vector<ResultFile>& files,
+                                                    std::optional<double> min_efficiency);
 
 }  // namespace cb

@@ -11,6 +11,7 @@
 #include "report/check_rules.hpp"
 #include "report/compare.hpp"
 #include "report/repetitions.hpp"
+#include "report/roof.hpp"
 
 namespace cb {
 
@@ -88,6 +89,11 @@ std::vector<Limit> limits_of(const ResultRequirement& q) {
     out.push_back({"time", false, *q.max_time_us, format_time_us,
                    [](const ResultRecord& r) { return std::optional<double>(r.time_us); }});
   }
+  if (q.min_efficiency) {
+    out.push_back({"efficiency", true, *q.min_efficiency,
+                   [](double v) { return fmt::format("{:.2f}", v); },
+                   [](const ResultRecord& r) { return r.efficiency; }});
+  }
   if (q.max_p99_us) {
     out.push_back({"p99", false, *q.max_p99_us, format_time_us,
                    [](const ResultRecord& r) { return std::optional<double>(r.p99_us); }});
@@ -146,6 +152,8 @@ RequirementResult evaluate_results(const ResultRequirement& q,
     for (const auto& k : order) {
       const auto& g = groups[k];
       medians.push_back(g.size() == 1 ? g.front() : summarize_repetitions(g));
+      apply_roof(medians.back(), f.meta_json.is_object() ? f.meta_json.value("topology", nlohmann::json())
+                                                         : nlohmann::json());
       matched.push_back({&medians.back(), &f.path});
       fewest = fewest == 0 ? g.size() : std::min(fewest, g.size());
       most = std::max(most, g.size());

@@ -23,7 +23,7 @@ namespace {
 constexpr std::array kResultKeys = {"name",        "collective", "backend",   "algorithm",
                                     "env",         "dtype",      "op",        "placement",
                                     "nranks",      "min_bytes",  "max_bytes", "min_busbw_GBps",
-                                    "max_time_us", "max_p99_us", "severity"};
+                                    "max_time_us", "max_p99_us", "severity",  "min_efficiency"};
 constexpr std::array kTopologyKeys = {"name",
                                       "gpus",
                                       "numa_nodes",
@@ -190,6 +190,7 @@ std::string default_result_name(const ResultRequirement& r) {
   if (r.min_busbw_GBps) s += fmt::format(" busbw >= {:g} GB/s", *r.min_busbw_GBps);
   if (r.max_time_us) s += fmt::format(" time <= {:g} us", *r.max_time_us);
   if (r.max_p99_us) s += fmt::format(" p99 <= {:g} us", *r.max_p99_us);
+  if (r.min_efficiency) s += fmt::format(" efficiency >= {:g}", *r.min_efficiency);
   return s;
 }
 
@@ -220,8 +221,9 @@ ResultRequirement parse_result(const Table& t, const std::string& path,
   r.min_busbw_GBps = t.number("min_busbw_GBps", true);
   r.max_time_us = t.number("max_time_us", true);
   r.max_p99_us = t.number("max_p99_us", true);
-  if (!r.min_busbw_GBps && !r.max_time_us && !r.max_p99_us) {
-    t.fail_here("needs a limit: min_busbw_GBps, max_time_us or max_p99_us");
+  r.min_efficiency = t.number("min_efficiency", true);
+  if (!r.min_busbw_GBps && !r.max_time_us && !r.max_p99_us && !r.min_efficiency) {
+    t.fail_here("needs a limit: min_busbw_GBps, max_time_us, max_p99_us or min_efficiency");
   }
   if (r.min_busbw_GBps && r.collective == "barrier") {
     t.fail_here("asks barrier for min_busbw_GBps, but a barrier moves no data: use max_time_us");

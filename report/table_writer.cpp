@@ -11,6 +11,7 @@
 #include "common/text_table.hpp"
 #include "common/units.hpp"
 #include "report/record_text.hpp"
+#include "report/roof.hpp"
 #include "report/writer.hpp"
 
 namespace cb {
@@ -35,6 +36,7 @@ class TableWriter : public Writer {
     for (const auto& c : collective_order(records_)) print_block(c);
     if (records_.empty()) out_ << "# no results\n";
     print_summary();
+    print_roofs();
     print_outlier_warning();
     out_ << std::flush;
   }
@@ -79,7 +81,8 @@ class TableWriter : public Writer {
       std::vector<std::string> cols =
           is_barrier
               ? std::vector<std::string>{"time", "p50", "p99"}
-              : std::vector<std::string>{"time", "p50", "algbw(GB/s)", "busbw(GB/s)", "#wrong"};
+              : std::vector<std::string>{"time", "p50", "algbw(GB/s)", "busbw(GB/s)", "#wrong",
+                                         "eff"};
       std::string title = fmt::format("{}/{} {}", backend, algo, placement_title(place));
       for (std::size_t i = 0; i < cols.size(); ++i) {
         names.push_back(cols[i]);
@@ -96,7 +99,7 @@ class TableWriter : public Writer {
       for (const auto& s : series) {
         auto it = cell.find({row, s});
         if (it == cell.end()) {
-          cells.insert(cells.end(), is_barrier ? 3 : 5, "");
+          cells.insert(cells.end(), is_barrier ? 3 : 6, "");
           continue;
         }
         const ResultRecord& r = *it->second;
@@ -108,6 +111,7 @@ class TableWriter : public Writer {
           cells.push_back(format_bandwidth(r.algbw_GBps));
           cells.push_back(format_bandwidth(r.busbw_GBps));
           cells.push_back(r.wrong ? std::to_string(*r.wrong) : "N/A");
+          cells.push_back(r.efficiency ? fmt::format("{:.2f}", *r.efficiency) : "-");
         }
       }
       table.add_row(cells);
@@ -161,6 +165,25 @@ class TableWriter : public Writer {
           k.second, peaks.empty() ? std::string("-") : fmt::format("{}", fmt::join(peaks, ", ")),
           big_n ? fmt::format("{:.2f} GB/s", big_sum / big_n) : std::string("-"),
           checked ? std::to_string(wrong) : std::string("N/A"));
+    }
+  }
+
+  // One line per backend, algorithm and collective: its efficiency at the largest sizes, the
+  // roof and what the roof came from (or why it is not judged).
+  void print_roofs() {
+    using Key = std::tuple<std::string, std::string, std::string>;  // backend algo collective
+    std::vector<Key> order;
+    std::map<Key, std::vector<const ResultRecord*>> by;
+    for (const auto& r : records_) {
+      if (r.collective == "barrier") continue;
+      Key k{r.backend, series_algorithm(r), r.collective};
+      if (by[k].empty()) order.push_back(k);
+      by[k].push_back(&r);
+    }
+    for (const auto& k : order) {
+      const auto& [backend, algo, collective] = k;
+      out_ << fmt::format("# roof {}/{} {}\n", backend, algo,
+                          efficiency_line(collective, large_message_efficiency(by[k])));
     }
   }
 

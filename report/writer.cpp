@@ -16,6 +16,7 @@
 #include "common/checked_write.hpp"
 #include "common/error.hpp"
 #include "report/report_format.hpp"
+#include "report/roof.hpp"
 
 namespace cb {
 
@@ -102,6 +103,28 @@ class AtomicFileWriter : public Writer {
   std::unique_ptr<Writer> inner_;
 };
 
+// Gives every record its roof and efficiency from the hardware facts in the run's meta before
+// the format writes it, so that every output carries the same figures.
+class RoofWriter : public Writer {
+ public:
+  explicit RoofWriter(std::unique_ptr<Writer> inner) : inner_(std::move(inner)) {}
+  void begin(const RunMeta& meta) override {
+    topology_ = meta.topology;
+    inner_->begin(meta);
+  }
+  void add(const ResultRecord& r) override {
+    ResultRecord judged = r;
+    apply_roof(judged, topology_);
+    for (auto& launch : judged.repeats) apply_roof(launch, topology_);
+    inner_->add(judged);
+  }
+  void finish() override { inner_->finish(); }
+
+ private:
+  nlohmann::json topology_;
+  std::unique_ptr<Writer> inner_;
+};
+
 }  // namespace
 
 std::vector<std::string> stdout_formats() {
@@ -122,7 +145,8 @@ std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream
 std::unique_ptr<Writer> make_stdout_writer(std::string_view format) {
   for (const auto& f : kOutputFormats) {
     if (format == f.name) {
-      return std::make_unique<CheckedWriter>(STDOUT_FILENO, "standard output", false, f.make);
+      return std::make_unique<RoofWriter>(
+          std::make_unique<CheckedWriter>(STDOUT_FILENO, "standard output", false, f.make));
     }
   }
   usage_error("unknown format '{}': expected one of {}", format, fmt::join(stdout_formats(), ", "));
@@ -139,11 +163,14 @@ void check_output_path(const std::string& path) {
 std::unique_ptr<Writer> make_file_writer(const std::string& path) {
   check_output_path(path);
   const OutputFormat* f = output_format_for_path(path);
-  if (!streamed(*f)) return std::make_unique<AtomicFileWriter>(path, f->make);
+  if (!streamed(*f)) {
+    return std::make_unique<RoofWriter>(std::make_unique<AtomicFileWriter>(path, f->make));
+  }
   // JSONL streams to its final name from the start, so a crash keeps the records written.
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) usage_error("cannot write '{}': {}", path, std::strerror(errno));
-  return std::make_unique<CheckedWriter>(fd, quoted_name(path), true, f->make);
+  return std::make_unique<RoofWriter>(
+      std::make_unique<CheckedWriter>(fd, quoted_name(path), true, f->make));
 }
 
 }  // namespace cb

@@ -1,0 +1,64 @@
+// The expected-performance model: for a result record, the ceiling on its busbw (the roof) from
+// the hardware facts `run` recorded for each host (meta.topology.roof_facts, written by
+// probes/roof_facts.cpp), the efficiency busbw / roof where bandwidth dominates, and the
+// judgement of a collective on its large-message efficiency. Reads records and meta only.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/record.hpp"
+
+namespace cb {
+
+// What bounds a case, and so which default threshold judges it.
+enum class RoofKind { Unknown, NvLink, Nvls, Pcie, Network, HostMemory };
+std::string_view roof_kind_name(RoofKind k);  // "NVLink", "NVLS", "PCIe", "network", ...
+
+struct Roof {
+  RoofKind kind = RoofKind::Unknown;
+  std::optional<double> GBps;  // empty: unknown, or not a measure of the hardware (see basis)
+  std::string basis;           // the facts: "NVLink4 x18 via NVSwitch", "unknown: ..."
+};
+
+// Efficiency is given where moving the case's busbw bytes at the roof takes at least this long:
+// latency (microseconds to tens of microseconds per call) is then at most a few tenths of it.
+inline constexpr double kBandwidthDominatedUs = 100;
+
+// Memory copies per busbw byte at the busiest rank for host-memory collectives: a byte received
+// is copied once (single-copy transports); a reduced byte adds half a copy (read two, write one).
+double host_copies_per_busbw_byte(std::string_view collective);
+
+// The model. `topology` is meta.topology of the record's file (null: unknown).
+Roof roof_for(const ResultRecord& r, const nlohmann::json& topology);
+// Sets roof_GBps and roof_basis from `topology` (kept as they are when it has no facts and the
+// record has a roof already), and efficiency from them.
+void apply_roof(ResultRecord& r, const nlohmann::json& topology);
+
+// The default threshold on large-message efficiency for a kind of roof (see docs: each is below
+// the healthy public figures and above those figures less 30 %). Empty for Unknown.
+std::optional<double> default_min_efficiency(RoofKind k);
+// The kind named by a record's roof_basis (its first word), for records read back from files.
+RoofKind roof_kind_of_basis(std::string_view basis);
+
+// A collective's efficiency at its largest sizes: the median over the records at the (up to)
+// three largest sizes that carry an efficiency.
+struct LargeMessageEfficiency {
+  std::optional<double> efficiency;  // empty: not judged
+  std::optional<double> roof_GBps;
+  RoofKind kind = RoofKind::Unknown;
+  std::string basis;
+  std::uint64_t min_bytes = 0, max_bytes = 0;  // the sizes used
+  int sizes = 0;
+  std::string why_not;  // when not judged
+};
+LargeMessageEfficiency large_message_efficiency(const std::vector<const ResultRecord*>& records);
+
+// "allreduce: 0.82 of the 450 GB/s NVLink roof (NVLink4 x18 via NVSwitch)", or why not judged.
+std::string efficiency_line(const std::string& collective, const LargeMessageEfficiency& e);
+
+}  // namespace cb

@@ -1,0 +1,107 @@
+"""Expected performance through the real binary: every row carries its roof, efficiency and
+roof basis; `check --expect auto` passes a normal run and fails, naming the collective, a run
+with a rank slowed by the test-only fault."""
+import json
+import os
+
+from cbtest import main, parse_csv, run, tempdir
+
+# Sizes large enough for host-memory bandwidth to dominate on this kind of machine.
+LARGE = ["-B", "mpi", "-N", "2", "-c", "allgather,broadcast", "-b", "4M", "-e", "16M",
+         "--progress", "never"]
+
+
+def cache_env(tmp):
+    # A cache of its own, so that the test measures host memory itself rather than reading a
+    # figure another run left.
+    return {"COMMBENCH_CACHE_DIR": os.path.join(tmp, "cache")}
+
+
+def test_rows_carry_roof_efficiency_and_basis_in_every_format():
+    tmp = tempdir()
+    js, csvp, jl = (os.path.join(tmp, n) for n in ("r.json", "r.csv", "r.jsonl"))
+    p = run(["run"] + LARGE + ["-b", "64K", "--output", js, "--output", csvp, "--output", jl],
+            env=cache_env(tmp), check=0)
+    doc = json.load(open(js))
+    facts = doc["meta"]["topology"]["roof_facts"]
+    assert list(facts) == doc["meta"]["hosts"], facts
+    mem = next(iter(facts.values()))["host_memory"]
+    assert mem["copy_1thread_GBps"] > 0 and mem["copy_all_GBps"] >= mem["copy_1thread_GBps"], mem
+    rows = doc["results"]
+    for r in rows:
+        assert r["roof_GBps"] > 0 and r["roof_basis"].startswith("host copy"), r
+    largest = [r for r in rows if r["bytes"] == 16 << 20]
+    assert largest and all(r["efficiency"] is not None for r in largest), largest
+    small = [r for r in rows if r["bytes"] == 64 << 10]
+    assert small and all(r["efficiency"] is None for r in small), small  # latency dominates
+    for r in rows:
+        if r["efficiency"] is not None:
+            assert abs(r["efficiency"] - r["busbw_GBps"] / r["roof_GBps"]) < 1e-3 * r["efficiency"]
+    csv_rows = parse_csv(open(csvp).read())
+    assert [c["roof_basis"] for c in csv_rows] == [r["roof_basis"] for r in rows]
+    jl_rows = [json.loads(l) for l in open(jl) if '"roof_basis"' in l]
+    assert [r["roof_GBps"] for r in jl_rows] == [r["roof_GBps"] for r in rows]
+    lines = [l for l in p.stdout.splitlines() if l.startswith("# roof mpi/default ")]
+    assert len(lines) == 2, p.stdout
+    assert " of the " in lines[0] and "GB/s host memory roof at " in lines[0], lines
+
+
+def test_expect_auto_passes_a_normal_run_and_fails_a_slowed_one():
+    tmp = tempdir()
+    env = cache_env(tmp)
+    good = os.path.join(tmp, "good.json")
+    run(["run"] + LARGE + ["--output", good, "--format", "csv"], env=env, check=0)
+    junit = os.path.join(tmp, "junit.xml")
+    p = run(["check", "--expect", "auto", good, "--junit", junit])
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert "allgather: " in p.stdout and "host memory roof" in p.stdout, p.stdout
+    assert open(junit).read().count("<testcase") == 2
+    # Rank 1 sleeps 20 ms after each call: far below any host-memory roof at 4-16 MiB.
+    slow = os.path.join(tmp, "slow.json")
+    run(["run"] + LARGE + ["--output", slow, "--format", "csv", "-n", "5", "-w", "1"],
+        env=dict(env, COMMBENCH_TEST_FAULT="slow:1:20000"), check=0)
+    p = run(["check", "--expect", "auto", slow])
+    assert p.returncode == 5, (p.returncode, p.stdout, p.stderr)
+    first = p.stderr.splitlines()[0]
+    assert first.startswith("commbench:") and "allgather (mpi/default) efficiency" in first, first
+    assert "host memory roof" in first, first
+    # The threshold given on the command line replaces the default.
+    p = run(["check", "--expect", "auto", "--min-efficiency", "0.001", slow])
+    assert p.returncode == 0, (p.stdout, p.stderr)
+
+
+def test_expect_auto_does_not_judge_an_unknown_roof():
+    tmp = tempdir()
+    path = os.path.join(tmp, "r.csv")
+    src = os.path.join(tmp, "src.csv")
+    run(["run", "-B", "mpi", "-N", "2", "-c", "allgather", "-b", "1M", "-e", "1M",
+         "--output", src, "--format", "csv"], env=cache_env(tmp), check=0)
+    rows = open(src).read().splitlines()
+    head = rows[0].split(",")
+    i, j = head.index("roof_GBps"), head.index("roof_basis")
+    out = [rows[0]]
+    for line in rows[1:]:
+        cells = line.split(",")
+        cells[i], cells[i + 1] = "", ""
+        cells[j] = "unknown: no network port with a known rate"
+        out.append(",".join(cells))
+    open(path, "w").write("\n".join(out) + "\n")
+    p = run(["check", "--expect", "auto", path])
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert "not judged: unknown: no network port" in p.stdout, p.stdout
+    assert "1 warning" in p.stdout, p.stdout
+
+
+def test_bad_roof_and_expect_flags_are_usage_errors():
+    p = run(["run", "-B", "mpi", "--roof-link-gbps", "fast"], check=2)
+    assert p.stderr.startswith("commbench:") and "--roof-link-gbps" in p.stderr, p.stderr
+    p = run(["run", "-B", "mpi", "--roof-host-memory", "0"], check=2)
+    assert "--roof-host-memory" in p.stderr.splitlines()[0], p.stderr
+    p = run(["check", "--expect", "maybe", "x.json"], check=2)
+    assert "--expect" in p.stderr.splitlines()[0], p.stderr
+    p = run(["check", "--expect", "auto", "--min-efficiency", "-1", "x.json"], check=2)
+    assert "--min-efficiency" in p.stderr.splitlines()[0], p.stderr
+
+
+if __name__ == "__main__":
+    main(globals())
