@@ -79,11 +79,12 @@ std::optional<double> uplink_GBps(const Topology& topo, const PciDevice& d) {
   return narrowest;
 }
 
-// A switch above `d` that redirects peer-to-peer requests to the root complex.
+// A switch port above `d` that redirects peer-to-peer requests to the root complex (a root
+// port's redirect changes nothing: peer traffic between root ports goes through it anyway).
 bool p2p_redirected(const Topology& topo, const PciDevice& d) {
   for (const auto& bdf : d.ancestors) {
     const PciDevice* a = find_device(topo.pci, bdf);
-    if (a && a->acs && a->acs->p2p_redirect) return true;
+    if (a && !a->ancestors.empty() && a->acs && a->acs->p2p_redirect) return true;
   }
   return false;
 }

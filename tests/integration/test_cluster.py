@@ -267,4 +267,5 @@ if __name__ == "__main__":
           test_topo_across_hosts_names_the_odd_host, test_probe_links_names_exactly_the_throttled_host,
           test_probe_links_two_ranks_per_host_measures_hosts,
           test_a_host_killed_mid_run_is_named_and_nothing_is_left_running,
-          test_script_cleans_up_after_itself])
+          test_script_cleans_up_after_itself,
+          test_roof_is_the_given_link_rate_and_a_throttled_host_fails_expect_auto])

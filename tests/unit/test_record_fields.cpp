@@ -17,7 +17,8 @@ const std::vector<std::string> kContractColumns = {
     "backend",   "library",    "algorithm",  "collective", "dtype",  "op",
     "placement", "root",       "nranks",     "nnodes",     "bytes",  "count",
     "iters",     "time_us",    "min_us",     "p50_us",     "p99_us", "max_us",
-    "cv",        "algbw_GBps", "busbw_GBps", "wrong",      "env",    "outliers"};
+    "cv",        "algbw_GBps", "busbw_GBps", "wrong",      "env",    "outliers",
+    "roof_GBps", "efficiency", "roof_basis"};
 
 // Every stored member set, each to a value that differs from its default and from the others.
 ResultRecord full_record() {
@@ -45,6 +46,9 @@ ResultRecord full_record() {
   r.busbw_GBps = 2.375;  // six significant digits survive CSV ("%.6g")
   r.wrong = 7;
   r.env = "NCCL_ALGO=ring NCCL_PROTO=LL";
+  r.roof_GBps = 6.25;
+  r.efficiency = 0.375;
+  r.roof_basis = "host copy 6.2 GB/s, \"given\"";
   return r;
 }
 
@@ -73,6 +77,9 @@ void expect_same_members(const ResultRecord& a, const ResultRecord& b) {
   EXPECT_EQ(a.busbw_GBps, b.busbw_GBps);
   EXPECT_EQ(a.wrong, b.wrong);
   EXPECT_EQ(a.env, b.env);
+  EXPECT_EQ(a.roof_GBps, b.roof_GBps);
+  EXPECT_EQ(a.efficiency, b.efficiency);
+  EXPECT_EQ(a.roof_basis, b.roof_basis);
   EXPECT_EQ(a.repeat, b.repeat);
   ASSERT_EQ(a.repeats.size(), b.repeats.size());
   for (std::size_t i = 0; i < a.repeats.size(); ++i)
@@ -99,7 +106,7 @@ TEST(RecordFields, EveryFieldRoundTripsThroughCsv) {
   EXPECT_EQ(fields[7], "2");         // root
   EXPECT_EQ(fields[13], "20.5");     // time_us, "%.6g"
   EXPECT_EQ(fields[21], "7");        // wrong
-  EXPECT_EQ(fields.back(), "true");  // outliers, derived
+  EXPECT_EQ(fields[23], "true");  // outliers, derived
   expect_same_members(record_from_fields(fields, "row"), r);
 
   ResultRecord empty = r;  // empty optionals, the root of an unrooted collective
@@ -155,8 +162,15 @@ TEST(RecordFields, RepetitionsCarryTheFiguresOfEachLaunch) {
 
 // Files written before the later columns: a CSV of 22 or 23 columns, JSON without `env`.
 TEST(RecordFields, OlderFilesWithoutTheLaterColumnsAreRead) {
-  const ResultRecord r = full_record();
+  ResultRecord r = full_record();
   std::vector<std::string> fields = record_fields(r);
+  ResultRecord no_roof = r;
+  no_roof.roof_GBps.reset();
+  no_roof.efficiency.reset();
+  no_roof.roof_basis.clear();
+  for (int i = 0; i < 3; ++i) fields.pop_back();  // roof_GBps, efficiency, roof_basis
+  expect_same_members(record_from_fields(fields, "row"), no_roof);
+  r = no_roof;
   fields.pop_back();  // outliers
   expect_same_members(record_from_fields(fields, "row"), r);
   fields.pop_back();  // env
@@ -177,10 +191,10 @@ TEST(RecordFields, OlderFilesWithoutTheLaterColumnsAreRead) {
 TEST(RecordFields, HeaderOfEveryColumnOrOfAnOlderFileIsAccepted) {
   std::vector<std::string> header = kContractColumns;
   EXPECT_TRUE(result_csv_header(header));
-  header.pop_back();
-  EXPECT_TRUE(result_csv_header(header));
-  header.pop_back();
-  EXPECT_TRUE(result_csv_header(header));
+  for (int later = 0; later < 5; ++later) {  // roof_basis ... env
+    header.pop_back();
+    EXPECT_TRUE(result_csv_header(header));
+  }
   header.pop_back();
   EXPECT_FALSE(result_csv_header(header));
   header = kContractColumns;
