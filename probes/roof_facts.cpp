@@ -1,8 +1,8 @@
 #include "probes/roof_facts.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -28,8 +28,9 @@ std::vector<RequirementResult> evaluate_expect_auto(const std::vector<ResultFile
   std::vector<Key> order;
   std::map<Key, std::vector<ResultRecord>> groups;
   for (const auto& f : files) {
-    const nlohmann::json topology =
-        f.meta_json.is_object() ? f.meta_json.value("topology", nlohmann::json()) : nlohmann::json();
+    const nlohmann::json topology = f.meta_json.is_object()
+                                        ? f.meta_json.value("topology", nlohmann::json())
+                                        : nlohmann::json();
     for (const auto& r : f.records) {
       if (r.collective == "barrier") continue;  // moves no data
       ResultRecord judged = r;
@@ -51,7 +52,8 @@ std::vector<RequirementResult> evaluate_expect_auto(const std::vector<ResultFile
     item.name = fmt::format("{} ({}/{}{}) efficiency", collective, backend, algo,
                             several_hosts && !hosts.empty() ? " on " + hosts : "");
     item.kind = "results";
-    const std::optional<double> limit = min_efficiency ? min_efficiency : default_min_efficiency(e.kind);
+    const std::optional<double> limit =
+        min_efficiency ? min_efficiency : default_min_efficiency(e.kind);
     if (!e.efficiency || !limit) {
       item.severity = Severity::Warning;
       item.measured = "not judged: " + (e.efficiency ? e.basis : e.why_not);
@@ -61,18 +63,18 @@ std::vector<RequirementResult> evaluate_expect_auto(const std::vector<ResultFile
       continue;
     }
     item.measured = efficiency_line(collective, e);
-    item.expected = fmt::format("efficiency >= {:g} ({})", *limit,
-                                min_efficiency ? std::string("--min-efficiency")
-                                               : fmt::format("default for the {} roof",
-                                                             roof_kind_name(e.kind)));
+    item.expected = fmt::format(
+        "efficiency >= {:g} ({})", *limit,
+        min_efficiency ? std::string("--min-efficiency")
+                       : fmt::format("default for the {} roof", roof_kind_name(e.kind)));
     item.passed = *e.efficiency >= *limit;
     if (!item.passed) {
       for (const auto* r : records) {
         if (r->efficiency && r->bytes >= e.min_bytes && *r->efficiency < *limit) {
-          add_detail(item, fmt::format("{} {} {}: busbw {:.3g} GB/s = {:.2f} of {:.3g} GB/s",
-                                       collective, format_size(r->bytes), r->dtype,
-                                       r->busbw_GBps.value_or(0), *r->efficiency,
-                                       r->roof_GBps.value_or(0)));
+          add_detail(item,
+                     fmt::format("{} {} {}: busbw {:.3g} GB/s = {:.2f} of {:.3g} GB/s", collective,
+                                 format_size(r->bytes), r->dtype, r->busbw_GBps.value_or(0),
+                                 *r->efficiency, r->roof_GBps.value_or(0)));
         }
       }
     }

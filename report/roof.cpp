@@ -15,12 +15,18 @@ using nlohmann::json;
 
 std::string_view roof_kind_name(RoofKind k) {
   switch (k) {
-    case RoofKind::NvLink: return "NVLink";
-    case RoofKind::Nvls: return "NVLS";
-    case RoofKind::Pcie: return "PCIe";
-    case RoofKind::Network: return "network";
-    case RoofKind::HostMemory: return "host memory";
-    case RoofKind::Unknown: break;
+    case RoofKind::NvLink:
+      return "NVLink";
+    case RoofKind::Nvls:
+      return "NVLS";
+    case RoofKind::Pcie:
+      return "PCIe";
+    case RoofKind::Network:
+      return "network";
+    case RoofKind::HostMemory:
+      return "host memory";
+    case RoofKind::Unknown:
+      break;
   }
   return "unknown";
 }
@@ -33,12 +39,18 @@ double host_copies_per_busbw_byte(std::string_view c) {
 
 std::optional<double> default_min_efficiency(RoofKind k) {
   switch (k) {
-    case RoofKind::NvLink: return 0.75;      // healthy 0.77 (A100) to 0.82 (H100 ring)
-    case RoofKind::Nvls: return 0.5;         // healthy 0.54-0.61 of the link bound
-    case RoofKind::Pcie: return 0.5;         // healthy 0.56-0.71 (H100 PCIe)
-    case RoofKind::Network: return 0.75;     // healthy 0.83-0.99
-    case RoofKind::HostMemory: return 0.01;  // measured on a loaded 2-core VM: see docs
-    case RoofKind::Unknown: break;
+    case RoofKind::NvLink:
+      return 0.75;  // healthy 0.77 (A100) to 0.82 (H100 ring)
+    case RoofKind::Nvls:
+      return 0.5;  // healthy 0.54-0.61 of the link bound
+    case RoofKind::Pcie:
+      return 0.5;  // healthy 0.56-0.71 (H100 PCIe)
+    case RoofKind::Network:
+      return 0.75;  // healthy 0.83-0.99
+    case RoofKind::HostMemory:
+      return 0.01;  // measured on a loaded 2-core VM: see docs
+    case RoofKind::Unknown:
+      break;
   }
   return std::nullopt;
 }
@@ -54,7 +66,9 @@ RoofKind roof_kind_of_basis(std::string_view b) {
 
 namespace {
 
-Roof unknown(std::string why) { return {RoofKind::Unknown, std::nullopt, "unknown: " + why}; }
+Roof unknown(std::string why) {
+  return {RoofKind::Unknown, std::nullopt, "unknown: " + why};
+}
 
 std::optional<double> number(const json& j, const char* key) {
   auto it = j.find(key);
@@ -62,7 +76,9 @@ std::optional<double> number(const json& j, const char* key) {
   return it->get<double>();
 }
 
-bool lower(const Roof& a, const Roof& b) { return a.GBps && (!b.GBps || *a.GBps < *b.GBps); }
+bool lower(const Roof& a, const Roof& b) {
+  return a.GBps && (!b.GBps || *a.GBps < *b.GBps);
+}
 
 // The GPUs of one host that `local` ranks drive (one each, in index order), NVLink or PCIe.
 Roof gpu_intra_roof(const json& facts, int local, const ResultRecord& r) {
@@ -91,11 +107,11 @@ Roof gpu_intra_roof(const json& facts, int local, const ResultRecord& r) {
   if (any_nvlink && all_nvlink) {
     if (!per_link) return unknown("NVLink generation (no compute capability from NVML)");
     const double link = *links * *per_link;
-    std::string basis = fmt::format("NVLink{} x{:g} {}", gen, *links,
-                                    nvswitch ? "via NVSwitch" : "direct mesh");
+    std::string basis =
+        fmt::format("NVLink{} x{:g} {}", gen, *links, nvswitch ? "via NVSwitch" : "direct mesh");
     const std::string algo = r.algorithm;
-    const bool nvls_algo = algo == "nvls" || algo == "nvlstree" ||
-                           (algo == "default" && nvls && local > 1);
+    const bool nvls_algo =
+        algo == "nvls" || algo == "nvlstree" || (algo == "default" && nvls && local > 1);
     if (r.collective == "allreduce" && nvls_algo && nvls && local > 1) {
       // The switch reduces: every GPU's link carries the message once each way, so nccl-tests'
       // busbw (which counts 2(n-1)/n of it) exceeds the link rate.
@@ -124,9 +140,9 @@ Roof gpu_intra_roof(const json& facts, int local, const ResultRecord& r) {
   const bool one_switch = switches.size() == 1 && !switches.begin()->empty();
   if (redirect) {
     // Peer access is off (ACS redirects peer requests): data is staged in host memory.
-    Roof roof{RoofKind::Pcie, *to_cpu,
-              fmt::format("PCIe {:.1f} GB/s, host staging (peer access off: ACS redirect)",
-                          *to_cpu)};
+    Roof roof{
+        RoofKind::Pcie, *to_cpu,
+        fmt::format("PCIe {:.1f} GB/s, host staging (peer access off: ACS redirect)", *to_cpu)};
     if (auto mem = number(facts.value("host_memory", json::object()), "copy_all_GBps")) {
       if (*mem / local < *to_cpu) {
         roof.GBps = *mem / local;
@@ -235,15 +251,16 @@ Roof roof_for(const ResultRecord& r, const json& topology) {
   for (const auto& [host, facts] : topology["roof_facts"].items()) {
     if (!facts.is_object()) return unknown(fmt::format("no hardware facts from host {}", host));
     ++hosts;
-    Roof roof = gpu ? gpu_intra_roof(facts, local, r) : host_memory_roof(facts, local, r.collective);
+    Roof roof =
+        gpu ? gpu_intra_roof(facts, local, r) : host_memory_roof(facts, local, r.collective);
     if (nnodes > 1 && roof.GBps) {
       Roof net = network_roof(facts, local, r.nranks, r, gpu);
       if (!net.GBps) return unknown(fmt::format("{}: {}", host, net.basis.substr(9)));
       if (*net.GBps < *roof.GBps) roof = net;
     }
-    if (!roof.GBps) return hosts > 1 || nnodes > 1 ? unknown(fmt::format("{}: {}", host,
-                                                                     roof.basis.substr(9)))
-                                                   : roof;
+    if (!roof.GBps)
+      return hosts > 1 || nnodes > 1 ? unknown(fmt::format("{}: {}", host, roof.basis.substr(9)))
+                                     : roof;
     if (hosts == 1 || lower(roof, worst)) {
       worst = roof;
       worst_host = host;
@@ -284,9 +301,10 @@ LargeMessageEfficiency large_message_efficiency(const std::vector<const ResultRe
   if (sizes.empty()) {
     bool roof = false;
     for (const auto* r : records) roof |= r->roof_GBps.has_value();
-    out.why_not = roof ? fmt::format("no size large enough for bandwidth to dominate (moving "
-                                     "the bytes at the roof must take {:g} us or more)",
-                                     kBandwidthDominatedUs)
+    out.why_not = roof ? fmt::format(
+                             "no size large enough for bandwidth to dominate (moving "
+                             "the bytes at the roof must take {:g} us or more)",
+                             kBandwidthDominatedUs)
                        : (out.basis.empty() ? std::string("no roof") : out.basis);
     return out;
   }
@@ -313,8 +331,11 @@ LargeMessageEfficiency large_message_efficiency(const std::vector<const ResultRe
 
 std::string efficiency_line(const std::string& collective, const LargeMessageEfficiency& e) {
   if (!e.efficiency) return fmt::format("{}: not judged: {}", collective, e.why_not);
-  return fmt::format("{}: {:.2f} of the {:.3g} GB/s {} roof at {} ({})", collective,
-                     *e.efficiency, e.roof_GBps.value_or(0), roof_kind_name(e.kind),
+  // Two decimals, or two significant digits below 0.1 so that a collapse reads as one.
+  const std::string eff = *e.efficiency >= 0.1 ? fmt::format("{:.2f}", *e.efficiency)
+                                               : fmt::format("{:.2g}", *e.efficiency);
+  return fmt::format("{}: {} of the {:.3g} GB/s {} roof at {} ({})", collective, eff,
+                     e.roof_GBps.value_or(0), roof_kind_name(e.kind),
                      e.min_bytes == e.max_bytes
                          ? format_size(e.max_bytes)
                          : fmt::format("{}-{}", format_size(e.min_bytes), format_size(e.max_bytes)),

@@ -236,11 +236,13 @@ def test_script_cleans_up_after_itself():
 
 def test_roof_is_the_given_link_rate_and_a_throttled_host_fails_expect_auto():
     """Every host's link is shaped to 400 Mbit/s with tc and the run is told so: the roof is that
-    rate, and a normal run passes `check --expect auto`. With one host throttled to 100 Mbit/s,
-    the collectives that crossed it fail and are named."""
+    rate, and a normal run passes `check --expect auto`. With one host throttled to 20 Mbit/s,
+    the collectives that crossed it fail and are named. TCP through tc's token bucket reaches
+    only 0.1-0.5 of the shaped rate at these sizes (measured), so the threshold is given."""
     tmp = tempdir()
-    args = ["run", "-B", "mpi", "-c", "allgather,broadcast", "-b", "256K", "-e", "1M", "-w", "1",
-            "-n", "4", "--roof-link-gbps", "0.4", "--format", "json"]
+    args = ["run", "-B", "mpi", "-c", "allgather,broadcast", "-b", "1M", "-e", "2M", "-w", "1",
+            "-n", "2", "--roof-link-gbps", "0.4", "--format", "json"]
+    check = ["check", "--expect", "auto", "--min-efficiency", "0.15"]
     with emulated_cluster(2) as c:
         for h in c.hosts:
             c.script("throttle", c.id, h, "400mbit")
@@ -250,17 +252,16 @@ def test_roof_is_the_given_link_rate_and_a_throttled_host_fails_expect_auto():
         rows = json.load(open(good))["results"]
         assert all(r["roof_GBps"] == 0.05 for r in rows), [r["roof_GBps"] for r in rows]
         assert all("network: 1 x 0.4 Gb/s per host (given)" in r["roof_basis"] for r in rows), rows
-        p = run(["check", "--expect", "auto", good])
+        p = run(check + [good])
         assert p.returncode == 0, (p.stdout, p.stderr)
-        c.script("throttle", c.id, "h2", "100mbit")
+        c.script("throttle", c.id, "h2", "20mbit")
         slow = os.path.join(tmp, "slow.json")
         with open(slow, "w") as f:
-            f.write(c.run(args, check=0).stdout)
-    p = run(["check", "--expect", "auto", slow])
+            f.write(c.run(args, check=0, timeout=400).stdout)
+    p = run(check + [slow])
     assert p.returncode == 5, (p.returncode, p.stdout, p.stderr)
     assert "allgather (mpi/default) efficiency" in p.stderr.splitlines()[0], p.stderr
     assert "FAIL" in p.stdout and "broadcast (mpi/default) efficiency" in p.stdout, p.stdout
-
 
 if __name__ == "__main__":
     main([test_mpi_and_gloo_across_3_hosts_1_and_2_ranks_each, test_gloo_iface_overrides_the_route,

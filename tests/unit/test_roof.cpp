@@ -142,8 +142,8 @@ TEST(Roof, TreeAtTwoNodesIsNotJudged) {
   EXPECT_FALSE(r.GBps);
   EXPECT_NE(r.basis.find("not measured by tree at 2 nodes"), std::string::npos) << r.basis;
   EXPECT_NE(r.basis.find("use ring"), std::string::npos);
-  EXPECT_TRUE(roof_for(record("nccl", "allreduce", "tree", 32, 4, 300), topology_of(
-                                                                              system_facts("H100"), 4))
+  EXPECT_TRUE(roof_for(record("nccl", "allreduce", "tree", 32, 4, 300),
+                       topology_of(system_facts("H100"), 4))
                   .GBps);
 }
 
@@ -233,7 +233,8 @@ TEST(Roof, EfficiencyOnlyWhereBandwidthDominates) {
 TEST(Roof, UnknownHardwareIsNotJudgedNeverPassed) {
   ResultFile file;
   file.path = "r.json";
-  file.meta_json = {{"topology", topology_of(json{{"gpus", json::array()}, {"nics", json::array()},
+  file.meta_json = {{"topology", topology_of(json{{"gpus", json::array()},
+                                                  {"nics", json::array()},
                                                   {"host_memory", nullptr}})}};
   file.records.push_back(record("nccl", "allreduce", "default", 8, 1, 400));
   auto items = evaluate_expect_auto({file}, std::nullopt);
@@ -256,9 +257,8 @@ TEST(Roof, HealthyPublicFiguresPassAndThirtyPercentLowerFail) {
     SCOPED_TRACE(fig["system"].get<std::string>());
     ASSERT_FALSE(fig.value("source", "").empty());
     const int nnodes = fig["nnodes"];
-    json t = topology_of(system_facts(fig["hardware"], fig.value("nics", 8),
-                                      fig.value("nic_gbps", 400.0)),
-                         nnodes);
+    json t = topology_of(
+        system_facts(fig["hardware"], fig.value("nics", 8), fig.value("nic_gbps", 400.0)), nnodes);
     for (double scale : {1.0, 0.7}) {
       ResultRecord r = record("nccl", fig["collective"], fig["algorithm"], fig["nranks"], nnodes,
                               fig["busbw_GBps"].get<double>() * scale);
