@@ -72,7 +72,7 @@ std::vector<RequirementResult> evaluate_expect_auto(const std::vector<ResultFile
       for (const auto* r : records) {
         if (r->efficiency && r->bytes >= e.min_bytes && *r->efficiency < *limit) {
           add_detail(item,
-                     fmt::format("{} {} {}: busbw {:.3g} GB/s = {:.2f} of {:.3g} GB/s", collective,
+                     fmt::format("{} {} {}: busbw {:.3g} GB/s = {:.2g} of {:.3g} GB/s", collective,
                                  format_size(r->bytes), r->dtype, r->busbw_GBps.value_or(0),
                                  *r->efficiency, r->roof_GBps.value_or(0)));
         }

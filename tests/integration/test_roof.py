@@ -69,8 +69,9 @@ def test_expect_auto_passes_a_normal_run_and_fails_a_slowed_one():
     first = p.stderr.splitlines()[0]
     assert first.startswith("commbench:") and "allgather (mpi/default) efficiency" in first, first
     assert "host memory roof" in first, first
-    # The threshold given on the command line replaces the default.
-    p = run(["check", "--expect", "auto", "--min-efficiency", "0.001", slow])
+    # The threshold given on the command line replaces the default (1e-6: below what even the
+    # slowed run reaches against any host-memory roof under 1000 GB/s).
+    p = run(["check", "--expect", "auto", "--min-efficiency", "0.000001", slow])
     assert p.returncode == 0, (p.stdout, p.stderr)
 
 
