@@ -31,6 +31,9 @@ struct ProbeRequest {
   bool all_ranks = false;
   std::string sample;
   std::string min_fraction = "0.8";
+  std::string sample_time = "0.05";
+  bool per_nic = false;
+  std::string nics;
 };
 
 int positive(const std::string& text, const char* what) {
@@ -121,6 +124,9 @@ int run_links(const ProbeRequest& rq) {
   o.per_host = rq.per_host ? PerHost::Yes : rq.all_ranks ? PerHost::No : PerHost::Auto;
   if (!rq.sample.empty()) o.sample = positive(rq.sample, "--sample");
   o.min_fraction = parse_fraction(rq.min_fraction);
+  o.sample_time = parse_double(rq.sample_time, "--sample-time");
+  o.per_nic = rq.per_nic;
+  o.nics = split_list(rq.nics);
   check_links_options(o);
   // Checked before the control channel starts: a lone process would become an MPI singleton.
   const LaunchInfo launch = detect_launch();
@@ -171,7 +177,7 @@ void register_probe(CLI::App& app, Action& action) {
   l->add_option("--size", links->size, "bytes per message (default 4M)");
   l->add_option("--window", links->window, "messages in flight per round (default 16)");
   l->add_option("--repeats", links->repeats,
-                "samples per direction and pair; the median is reported (default 5)");
+                "samples per direction and pair; the best is reported (default 5)");
   l->add_option("--latency-iters", links->latency_iters,
                 "8-byte round trips per latency sample (default 200)");
   l->add_flag("--per-host", links->per_host,
@@ -181,6 +187,12 @@ void register_probe(CLI::App& app, Action& action) {
                 "measure only K random partners per host or rank (default: all, n-1 rounds)");
   l->add_option("--min-fraction", links->min_fraction,
                 "straggler threshold: fraction of the median bandwidth (default 0.8)");
+  l->add_option("--sample-time", links->sample_time,
+                "seconds one sample sends for at most (default 0.05): a slow link is measured "
+                "from what it moved by then");
+  l->add_flag("--per-nic", links->per_nic,
+              "one tournament per NIC every host has (rails), over TCP from that NIC's address");
+  l->add_option("--nics", links->nics, "one tournament per NIC of this list (implies --per-nic)");
   l->callback([links, &action] { action = [links] { return run_links(*links); }; });
 }
 

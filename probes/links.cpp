@@ -15,7 +15,10 @@
 #include "common/schema.hpp"
 #include "common/text_table.hpp"
 #include "common/units.hpp"
+#include "probes/links_nics.hpp"
 #include "probes/links_schedule.hpp"
+#include "probes/links_tcp.hpp"
+#include "probes/links_transport.hpp"
 
 namespace cb {
 
@@ -27,66 +30,22 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// One sample: `window` messages from `src` to `dst`, then a one-byte acknowledgement; the
-// sender's clock runs from the first send to the acknowledgement. Returns seconds at `src`.
-double bandwidth_round(Control& control, int me, int src, int dst, std::vector<char>& buf,
-                       const LinksOptions& o) {
-  char ack = 0;
-  if (me == src) {
-    auto t0 = Clock::now();
-    control.send(dst, buf.data(), o.bytes, o.window);
-    control.recv(dst, &ack, 1);
-    return seconds_since(t0);
-  }
-  control.recv(src, buf.data(), o.bytes, o.window);
-  control.send(src, &ack, 1);
-  return 0;
-}
-
-// `iters` 8-byte round trips between a and b; appends each one's one-way microseconds at `a`.
-void pingpong(Control& control, int me, int a, int b, int iters, std::vector<double>& us) {
-  char msg[8] = {};
-  for (int i = 0; i < iters; ++i) {
-    auto t0 = Clock::now();
-    if (me == a) {
-      control.send(b, msg, sizeof msg);
-      control.recv(b, msg, sizeof msg);
-      us.push_back(seconds_since(t0) / 2.0 * 1e6);
-    } else {
-      control.recv(a, msg, sizeof msg);
-      control.send(a, msg, sizeof msg);
-    }
-  }
-}
-
-// Best bandwidth (GB/s) of `repeats` samples from `src` to `dst` after one warm-up; meaningful
-// at `src`. The best, not the median: on a shared machine a descheduled rank only ever makes a
-// link look slower, and a link throttled below a rate never beats it.
-double bandwidth(Control& control, int me, int src, int dst, std::vector<char>& buf,
-                 const LinksOptions& o) {
-  bandwidth_round(control, me, src, dst, buf, o);  // connection set-up, registration
-  double best = 1e300;
-  for (int k = 0; k < o.repeats; ++k)
-    best = std::min(best, bandwidth_round(control, me, src, dst, buf, o));
-  return static_cast<double>(o.bytes) * o.window / best / 1e9;
-}
-
-// The median one-way time of repeats x latency_iters round trips after a warm-up (the median
-// of single round trips: a stalled one does not move it).
-double latency(Control& control, int me, int a, int b, const LinksOptions& o) {
-  std::vector<double> warm, us;
-  pingpong(control, me, a, b, std::max(1, o.latency_iters / 10), warm);
-  pingpong(control, me, a, b, o.repeats * o.latency_iters, us);
-  return me == a ? median_of(us) : 0;
-}
-
 constexpr int kConfirmPasses = 2;
+// A confirmation pass measures at most this many suspect pairs (one at a time, each bounded).
+constexpr int kMostConfirmPairs = 8;
+// Confirmation samples: this many times the samples of the tournament.
+constexpr int kConfirmSampleFactor = 3;
+
+SampleLimits limits_of(const LinksOptions& o, int sample_factor = 1) {
+  return {o.bytes, o.window, sample_factor * o.repeats, o.sample_time, o.latency_iters};
+}
 
 // Measures each pair (a < b) at the same time: a -> b, then b -> a, then latency, each phase
 // started together. Appends what this rank measured as sender to `mine`. Ranks with no partner
 // wait in a barrier that leaves the cores to the pairs being measured.
-void measure_round(Control& control, int rank, const std::vector<std::pair<int, int>>& pairs,
-                   std::vector<char>& buf, const LinksOptions& o, std::vector<double>& mine) {
+void measure_round(Control& control, PairTransport& link, int rank,
+                   const std::vector<std::pair<int, int>>& pairs, const SampleLimits& l,
+                   std::vector<double>& mine) {
   int a = -1, b = -1;
   for (const auto& [x, y] : pairs) {
     if (x == rank || y == rank) {
@@ -97,11 +56,11 @@ void measure_round(Control& control, int rank, const std::vector<std::pair<int, 
   const bool in = a >= 0;
   double ab = 0, ba = 0, us = 0;
   control.quiet_barrier();
-  if (in) ab = bandwidth(control, rank, a, b, buf, o);
+  if (in) ab = link.bandwidth(rank, a, b, l);
   control.quiet_barrier();
-  if (in) ba = bandwidth(control, rank, b, a, buf, o);
+  if (in) ba = link.bandwidth(rank, b, a, l);
   control.quiet_barrier();
-  if (in) us = latency(control, rank, a, b, o);
+  if (in) us = link.latency(rank, a, b, l);
   if (in && rank == a) mine.insert(mine.end(), {double(a), double(b), ab, us});
   if (in && rank == b) mine.insert(mine.end(), {double(b), double(a), ba, -1});
 }
@@ -129,9 +88,12 @@ std::vector<int> from_rank_0(Control& control, const std::vector<int>& mine) {
   return out;
 }
 
-// Merges gathered measurements into r.pairs: new pairs are added, a pair measured again keeps
-// its best bandwidth and latency. Latency is measured by the lower rank and holds both ways.
-void add_measurements(LinksResult& r, const std::vector<double>& all) {
+// Merges gathered measurements into `pairs` (one pass's): new pairs are added, a pair measured
+// again keeps its best bandwidth and latency. Latency is measured by the lower rank and holds
+// both ways.
+void add_measurements(std::vector<LinkSample>& pairs, const std::vector<std::string>& hosts,
+                      const std::vector<double>& all, const std::optional<std::string>& nic,
+                      std::optional<int> rail) {
   auto at = [&](std::size_t i) { return all[i]; };
   std::map<std::pair<int, int>, double> lat;
   for (std::size_t i = 0; i + 3 < all.size(); i += 4) {
@@ -143,37 +105,44 @@ void add_measurements(LinksResult& r, const std::vector<double>& all) {
   for (std::size_t i = 0; i + 3 < all.size(); i += 4) {
     int s = static_cast<int>(at(i)), d = static_cast<int>(at(i + 1));
     double bw = at(i + 2), us = lat.count({s, d}) ? lat[{s, d}] : std::nan("");
-    auto it = std::find_if(r.pairs.begin(), r.pairs.end(),
+    auto it = std::find_if(pairs.begin(), pairs.end(),
                            [&](const LinkSample& p) { return p.src_rank == s && p.dst_rank == d; });
-    if (it == r.pairs.end()) {
-      r.pairs.push_back({s, d, r.hosts[static_cast<std::size_t>(s)],
-                         r.hosts[static_cast<std::size_t>(d)], bw,
-                         std::isnan(us) ? std::nullopt : std::optional<double>(us)});
+    if (it == pairs.end()) {
+      pairs.push_back({s, d, hosts[static_cast<std::size_t>(s)], hosts[static_cast<std::size_t>(d)],
+                       bw, std::isnan(us) ? std::nullopt : std::optional<double>(us), nic, rail});
       continue;
     }
     it->bandwidth_GBps = std::max(it->bandwidth_GBps.value_or(0), bw);
     if (!std::isnan(us)) it->latency_us = std::min(it->latency_us.value_or(us), us);
   }
-  std::sort(r.pairs.begin(), r.pairs.end(), [](const LinkSample& x, const LinkSample& y) {
+  std::sort(pairs.begin(), pairs.end(), [](const LinkSample& x, const LinkSample& y) {
     return std::tie(x.src_rank, x.dst_rank) < std::tie(y.src_rank, y.dst_rank);
   });
 }
 
 // The rank pairs (a < b) behind the current stragglers, flattened: every pair between two
-// hosts one of which is a straggler host, or the hosts of a straggler link.
-std::vector<int> suspects(const LinksResult& r) {
-  std::set<std::pair<int, int>> out;
-  for (const auto& p : r.pairs) {
+// hosts one of which is a straggler host, or the hosts of a straggler link; at most
+// kMostConfirmPairs, slowest first.
+std::vector<int> suspects(const std::vector<LinkSample>& pairs, const LinksVerdict& verdict) {
+  std::map<std::pair<int, int>, double> out;  // pair -> its slower direction
+  for (const auto& p : pairs) {
     if (p.src_host == p.dst_host) continue;
-    for (const auto& s : r.verdict.stragglers) {
+    for (const auto& s : verdict.stragglers) {
       bool hit = s.peer ? ((p.src_host == s.host && p.dst_host == *s.peer) ||
                            (p.src_host == *s.peer && p.dst_host == s.host))
                         : (p.src_host == s.host || p.dst_host == s.host);
-      if (hit) out.insert({std::min(p.src_rank, p.dst_rank), std::max(p.src_rank, p.dst_rank)});
+      if (!hit) continue;
+      auto key = std::make_pair(std::min(p.src_rank, p.dst_rank), std::max(p.src_rank, p.dst_rank));
+      const double bw = p.bandwidth_GBps.value_or(0);
+      out[key] = out.count(key) ? std::min(out[key], bw) : bw;
     }
   }
+  std::vector<std::pair<double, std::pair<int, int>>> slowest;
+  for (const auto& [key, bw] : out) slowest.push_back({bw, key});
+  std::sort(slowest.begin(), slowest.end());
+  if (slowest.size() > kMostConfirmPairs) slowest.resize(kMostConfirmPairs);
   std::vector<int> flat;
-  for (const auto& [a, b] : out) flat.insert(flat.end(), {a, b});
+  for (const auto& [bw, key] : slowest) flat.insert(flat.end(), {key.first, key.second});
   return flat;
 }
 
@@ -189,6 +158,78 @@ void check_links_ranks(int nranks) {
 void check_links_options(const LinksOptions& o) {
   if (o.bytes == 0 || o.bytes > (1ULL << 30))
     usage_error("invalid --size {}: expected 1 byte to 1 GiB", o.bytes);
+  if (!(o.sample_time >= 0.001 && o.sample_time <= 60))
+    usage_error("invalid --sample-time {}: expected 0.001 to 60 seconds", o.sample_time);
+}
+
+namespace {
+
+// One tournament (and its confirmation passes) over `link`; appends the pairs, tagged with the
+// pass's NIC and rail, to r.pairs.
+void run_pass(Control& control, PairTransport& link, const std::vector<LinkRound>& rounds,
+              const LinksOptions& o, const std::optional<std::string>& nic, std::optional<int> rail,
+              LinksResult& r) {
+  const int rank = control.rank();
+  std::vector<LinkSample> pairs;
+  std::vector<double> mine;  // src, dst, GB/s, us (-1: not measured there) per direction sent
+  for (const auto& round : rounds) {
+    std::vector<std::pair<int, int>> ranks;
+    for (const auto& pair : round)
+      ranks.emplace_back(r.participants[static_cast<std::size_t>(pair.a)],
+                         r.participants[static_cast<std::size_t>(pair.b)]);
+    measure_round(control, link, rank, ranks, limits_of(o), mine);
+  }
+  add_measurements(pairs, r.hosts, gather_all(control, mine), nic, rail);
+  // Confirmation: the rank pairs behind each straggler (the slowest kMostConfirmPairs) are
+  // measured again, one pair at a time with three times the samples, up to twice; each figure
+  // keeps its best. A rank descheduled by other work on a shared machine only makes one
+  // measurement slow, a slow link stays slow. Every sample stays time-bounded, so a pass takes
+  // at most kMostConfirmPairs x 3 phases x the confirmation phase bound. Rank 0's list of
+  // suspects is the one every rank follows.
+  for (int pass = 0; pass < kConfirmPasses; ++pass) {
+    const LinksVerdict verdict = links_verdict(pairs, o.min_fraction);
+    const std::vector<int> again = from_rank_0(control, suspects(pairs, verdict));
+    const int count = static_cast<int>(again.size());
+    if (count == 0) break;
+    mine.clear();
+    for (int k = 0; k + 1 < count; k += 2)
+      measure_round(control, link, rank,
+                    {{again[static_cast<std::size_t>(k)], again[static_cast<std::size_t>(k + 1)]}},
+                    limits_of(o, kConfirmSampleFactor), mine);
+    add_measurements(pairs, r.hosts, gather_all(control, mine), nic, rail);
+    r.confirmations += count / 2;
+  }
+  r.pairs.insert(r.pairs.end(), pairs.begin(), pairs.end());
+}
+
+// The NICs of each per-NIC pass, the same on every rank: each participant's list travels to all.
+std::vector<std::string> rails_of(Control& control, const LinksResult& r, const LinksOptions& o,
+                                  bool participant) {
+  std::string mine;
+  if (participant)
+    for (const auto& nic : nics_with_address()) mine += nic + "\n";
+  const std::vector<std::string> all = control.allgather(mine);
+  std::vector<std::vector<std::string>> per_host;
+  std::vector<std::string> hosts;
+  for (int p : r.participants) {
+    per_host.emplace_back();
+    std::string text = all[static_cast<std::size_t>(p)];
+    for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+      per_host.back().push_back(text.substr(at, end - at));
+    hosts.push_back(r.hosts[static_cast<std::size_t>(p)]);
+  }
+  // "lo" may be asked for by name: every host has it (a test of the transport on one machine).
+  if (std::find(o.nics.begin(), o.nics.end(), "lo") != o.nics.end())
+    for (auto& list : per_host) list.push_back("lo");
+  return choose_rails(per_host, hosts, o.nics);
+}
+
+}  // namespace
+
+double links_time_bound(const LinksOptions& o, int rounds, int rails, int confirmations) {
+  constexpr int kPhases = 3;  // a -> b, b -> a, latency
+  return std::max(1, rails) * rounds * kPhases * phase_bound_seconds(limits_of(o)) +
+         confirmations * kPhases * phase_bound_seconds(limits_of(o, kConfirmSampleFactor));
 }
 
 LinksResult measure_links(const LinksOptions& o, Control& control) {
@@ -199,13 +240,15 @@ LinksResult measure_links(const LinksOptions& o, Control& control) {
   r.nranks = n;
   r.options = o;
   r.hosts = control.allgather(host_name());
+  const bool per_nic = o.per_nic || !o.nics.empty();
 
-  // Who takes part: every rank, or the first rank on each host.
+  // Who takes part: every rank, or the first rank on each host (always, per NIC: a NIC belongs
+  // to a host).
   std::map<std::string, int> per_host_count;
   for (const auto& h : r.hosts) ++per_host_count[h];
   const bool shared = std::any_of(per_host_count.begin(), per_host_count.end(),
                                   [](const auto& e) { return e.second > 1; });
-  r.per_host = o.per_host == PerHost::Yes ||
+  r.per_host = per_nic || o.per_host == PerHost::Yes ||
                (o.per_host == PerHost::Auto && shared && per_host_count.size() > 1);
   for (int i = 0; i < n; ++i) {
     const auto& h = r.hosts[static_cast<std::size_t>(i)];
@@ -214,9 +257,12 @@ LinksResult measure_links(const LinksOptions& o, Control& control) {
   }
   const int p = static_cast<int>(r.participants.size());
   if (p < 2) {
-    usage_error("probe links --per-host needs ranks on at least 2 hosts (all {} are on {})", n,
-                r.hosts.front());
+    usage_error("probe links {} needs ranks on at least 2 hosts (all {} are on {})",
+                per_nic ? "per NIC" : "--per-host", n, r.hosts.front());
   }
+  const bool participant =
+      std::find(r.participants.begin(), r.participants.end(), rank) != r.participants.end();
+  if (per_nic) r.rails = rails_of(control, r, o, participant);
   // The same schedule on every rank: rank 0 picks the sampling seed.
   std::uint64_t seed =
       rank == 0 ? static_cast<std::uint64_t>(Clock::now().time_since_epoch().count()) : 0;
@@ -225,38 +271,22 @@ LinksResult measure_links(const LinksOptions& o, Control& control) {
       o.sample > 0 ? sampled_rounds(p, o.sample, seed) : tournament_rounds(p);
   r.rounds = static_cast<int>(rounds.size());
 
-  std::vector<char> buf(o.bytes, 1);
   control.quiet_barrier();
   const auto t0 = Clock::now();
-  std::vector<double> mine;  // src, dst, GB/s, us (-1: not measured there) per direction sent
-  for (const auto& round : rounds) {
-    std::vector<std::pair<int, int>> pairs;
-    for (const auto& pair : round)
-      pairs.emplace_back(r.participants[static_cast<std::size_t>(pair.a)],
-                         r.participants[static_cast<std::size_t>(pair.b)]);
-    measure_round(control, rank, pairs, buf, o, mine);
+  if (!per_nic) {
+    auto link = control_transport(control);
+    run_pass(control, *link, rounds, o, std::nullopt, std::nullopt, r);
   }
-  add_measurements(r, gather_all(control, mine));
-  r.verdict = links_verdict(r.pairs, o.min_fraction);
-  // Confirmation: the rank pairs behind each straggler are measured again, one pair at a time
-  // with three times the samples, up to twice; each figure keeps its best. A rank descheduled by
-  // other work on a shared machine only makes one measurement slow, a slow link stays slow.
-  // Rank 0's list of suspects is the one every rank follows.
-  for (int pass = 0; pass < kConfirmPasses; ++pass) {
-    const std::vector<int> again = from_rank_0(control, suspects(r));  // a, b, a, b, ...
-    const int count = static_cast<int>(again.size());
-    if (count == 0) break;
-    mine.clear();
-    LinksOptions longer = o;  // three times the samples
-    longer.repeats = 3 * o.repeats;
-    for (int k = 0; k + 1 < count; k += 2)
-      measure_round(control, rank,
-                    {{again[static_cast<std::size_t>(k)], again[static_cast<std::size_t>(k + 1)]}},
-                    buf, longer, mine);
-    add_measurements(r, gather_all(control, mine));
-    r.verdict = links_verdict(r.pairs, o.min_fraction);
-    r.confirmations += count / 2;
+  for (std::size_t k = 0; k < r.rails.size(); ++k) {
+    const std::string& nic = r.rails[k];
+    auto link =
+        tcp_transport(control, nic, participant ? nic_address(nic) : std::string(), participant);
+    run_pass(control, *link, rounds, o, nic, static_cast<int>(k), r);
   }
+  std::sort(r.pairs.begin(), r.pairs.end(), [](const LinkSample& x, const LinkSample& y) {
+    return std::tie(x.rail, x.src_rank, x.dst_rank) < std::tie(y.rail, y.src_rank, y.dst_rank);
+  });
+  r.verdict = rails_verdict(r.pairs, o.min_fraction);
   control.quiet_barrier();
   r.seconds = seconds_since(t0);
   return r;
@@ -268,17 +298,19 @@ nlohmann::json opt(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-std::string describe(const Straggler& s) {
-  const bool bw = s.metric == "bandwidth";
-  std::string unit = bw ? "GB/s" : "us";
-  std::string who =
-      s.peer ? fmt::format("link {} -> {}", s.host, *s.peer) : fmt::format("host {}", s.host);
-  return fmt::format("{}: {} {:.3g} {} is {:.2f} of the median {:.3g} {}{}", who, s.metric, s.value,
-                     unit, s.fraction, s.median, unit,
-                     s.peer ? "" : " (most of its links are slow)");
+nlohmann::json opt_text(const std::optional<std::string>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json opt_int(const std::optional<int>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 }  // namespace
+
+double time_bound(const LinksResult& r) {
+  return links_time_bound(r.options, r.rounds, static_cast<int>(r.rails.size()), r.confirmations);
+}
 
 nlohmann::json links_to_json(const LinksResult& r) {
   nlohmann::json pairs = nlohmann::json::array(), hosts = nlohmann::json::array(),
@@ -289,21 +321,28 @@ nlohmann::json links_to_json(const LinksResult& r) {
                      {"src_host", p.src_host},
                      {"dst_host", p.dst_host},
                      {"bandwidth_GBps", opt(p.bandwidth_GBps)},
-                     {"latency_us", opt(p.latency_us)}});
+                     {"latency_us", opt(p.latency_us)},
+                     {"nic", opt_text(p.nic)},
+                     {"rail", opt_int(p.rail)}});
   }
   for (const auto& h : r.verdict.hosts) {
     hosts.push_back({{"host", h.host},
+                     {"nic", opt_text(h.nic)},
                      {"median_GBps", opt(h.median_GBps)},
                      {"min_GBps", opt(h.min_GBps)},
                      {"median_latency_us", opt(h.median_latency_us)}});
   }
   for (const auto& s : r.verdict.stragglers) {
-    stragglers.push_back({{"host", s.host},
-                          {"peer", s.peer ? nlohmann::json(*s.peer) : nlohmann::json(nullptr)},
-                          {"metric", s.metric},
-                          {"value", s.value},
-                          {"median", s.median},
-                          {"fraction", s.fraction}});
+    stragglers.push_back(
+        {{"host", s.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.host)},
+         {"peer", s.peer ? nlohmann::json(*s.peer) : nlohmann::json(nullptr)},
+         {"metric", s.metric},
+         {"value", s.value},
+         {"median", s.median},
+         {"fraction", s.fraction},
+         {"component", s.component},
+         {"nic", opt_text(s.nic)},
+         {"rail", opt_int(s.rail)}});
   }
   nlohmann::json meta = {{"nranks", r.nranks},
                          {"hosts", r.hosts},
@@ -318,7 +357,11 @@ nlohmann::json links_to_json(const LinksResult& r) {
                          {"window", r.options.window},
                          {"repeats", r.options.repeats},
                          {"latency_iters", r.options.latency_iters},
-                         {"min_fraction", r.options.min_fraction}};
+                         {"min_fraction", r.options.min_fraction},
+                         {"sample_time", r.options.sample_time},
+                         {"time_bound_seconds", time_bound(r)},
+                         {"transport", r.rails.empty() ? "control" : "tcp"},
+                         {"rails", r.rails}};
   return {{"schema", kLinksSchema},
           {"meta", meta},
           {"pairs", pairs},
@@ -333,33 +376,50 @@ void print_links(const LinksResult& r, std::ostream& out) {
       "median latency):\n",
       r.options.min_fraction, r.options.min_fraction);
   if (v.stragglers.empty()) out << "  none\n";
-  for (const auto& s : v.stragglers) out << "  " << describe(s) << "\n";
+  for (const auto& s : v.stragglers) out << "  " << describe_straggler(s) << "\n";
 
   out << fmt::format(
-      "\nHosts (over their links to other hosts; 1 GB = 1e9 bytes), {} {}, {} round{} and {} "
-      "pair{} measured again, {:.1f} s\n",
-      r.participants.size(), r.per_host ? "hosts (one rank each)" : "ranks", r.rounds,
-      r.rounds == 1 ? "" : "s", r.confirmations, r.confirmations == 1 ? "" : "s", r.seconds);
+      "\nHosts (over their links to other hosts; 1 GB = 1e9 bytes), {} {}, {}{} round{} and {} "
+      "pair{} measured again, {:.1f} s (at most {:.1f} s however slow the links)\n",
+      r.participants.size(), r.per_host ? "hosts (one rank each)" : "ranks",
+      r.rails.empty() ? std::string()
+                      : fmt::format("{} NIC{} x ", r.rails.size(), r.rails.size() == 1 ? "" : "s"),
+      r.rounds, r.rounds == 1 ? "" : "s", r.confirmations, r.confirmations == 1 ? "" : "s",
+      r.seconds, time_bound(r));
+  const bool rails = !r.rails.empty();
   TextTable h;
-  h.set_header({"host", "median GB/s", "min GB/s", "median latency us"});
+  if (rails) {
+    h.set_header({"host", "NIC", "median GB/s", "min GB/s", "median latency us"});
+  } else {
+    h.set_header({"host", "median GB/s", "min GB/s", "median latency us"});
+  }
   auto num = [](const std::optional<double>& x, const char* spec) {
     return x ? fmt::format(fmt::runtime(spec), *x) : std::string("N/A");
   };
-  for (const auto& e : v.hosts)
-    h.add_row({e.host, num(e.median_GBps, "{:.3f}"), num(e.min_GBps, "{:.3f}"),
-               num(e.median_latency_us, "{:.2f}")});
+  for (const auto& e : v.hosts) {
+    std::vector<std::string> row = {e.host, num(e.median_GBps, "{:.3f}"), num(e.min_GBps, "{:.3f}"),
+                                    num(e.median_latency_us, "{:.2f}")};
+    if (rails) row.insert(row.begin() + 1, e.nic.value_or(""));
+    h.add_row(row);
+  }
   if (!h.empty()) h.print(out, "  ");
 
   out << fmt::format(
-      "\nRank pairs ({} messages, window {}, best of {}; latency: half an 8-byte round trip, "
-      "median of {} round trips)\n",
-      format_size(r.options.bytes), r.options.window, r.options.repeats,
-      r.options.repeats * r.options.latency_iters);
+      "\nRank pairs ({} samples of {} x {} messages or {:g} s, whichever ends first: bytes "
+      "acknowledged / time, the best; latency: half an 8-byte round trip, median of up to {} "
+      "round trips{})\n",
+      r.options.repeats, r.options.window, format_size(r.options.bytes), r.options.sample_time,
+      r.options.repeats * r.options.latency_iters, rails ? "; TCP from each NIC's address" : "");
   TextTable t;
-  t.set_header({"src", "dst", "src host", "dst host", "GB/s", "latency us"});
+  std::vector<std::string> header = {"src", "dst", "src host", "dst host", "GB/s", "latency us"};
+  if (rails) header.insert(header.begin() + 4, "NIC");
+  t.set_header(header);
   for (const auto& p : r.pairs) {
-    t.add_row({std::to_string(p.src_rank), std::to_string(p.dst_rank), p.src_host, p.dst_host,
-               num(p.bandwidth_GBps, "{:.3f}"), num(p.latency_us, "{:.2f}")});
+    std::vector<std::string> row = {
+        std::to_string(p.src_rank),      std::to_string(p.dst_rank), p.src_host, p.dst_host,
+        num(p.bandwidth_GBps, "{:.3f}"), num(p.latency_us, "{:.2f}")};
+    if (rails) row.insert(row.begin() + 4, p.nic.value_or(""));
+    t.add_row(row);
   }
   t.print(out, "  ");
 }

@@ -27,6 +27,9 @@ struct LinksOptions {
                                      // host has several
   int sample = 0;                    // > 0: only this many partners per participant
   double min_fraction = 0.8;         // straggler threshold
+  double sample_time = 0.05;         // seconds: the most one sample sends for
+  bool per_nic = false;              // one tournament per NIC every host has (a rail)
+  std::vector<std::string> nics;     // or per NIC of this list
 };
 
 struct LinksResult {
@@ -35,8 +38,9 @@ struct LinksResult {
   std::vector<int> participants;   // ranks that took part, in schedule order
   bool per_host = false;
   int rounds = 0;
-  double seconds = 0;     // wall time of the schedule
-  int confirmations = 0;  // rank pairs measured again to confirm stragglers
+  double seconds = 0;              // wall time of the schedule
+  int confirmations = 0;           // rank pairs measured again to confirm stragglers
+  std::vector<std::string> rails;  // per-NIC passes: the NIC of each, in order (rail 0, 1, ...)
   LinksOptions options;
   std::vector<LinkSample> pairs;  // every ordered pair measured
   LinksVerdict verdict;
@@ -44,6 +48,10 @@ struct LinksResult {
 
 // Throws a usage Error on values out of range; checked before any rank starts talking.
 void check_links_options(const LinksOptions& options);
+// The most a full probe can take whatever the links do, in seconds, barriers and the control
+// channel's batch overshoot aside: rounds x 3 phases x the phase bound, per rail, plus the
+// confirmation passes.
+double links_time_bound(const LinksOptions& options, int rounds, int rails, int confirmations);
 // Throws a usage Error unless there are at least 2 ranks.
 void check_links_ranks(int nranks);
 // Collective over every rank of the run's control channel (MPI under mpirun/srun, Gloo over TCP

@@ -32,6 +32,8 @@ std::vector<LinkSample> link_samples(const json& doc, const std::string& source)
         s.bandwidth_GBps = p["bandwidth_GBps"].get<double>();
       if (p.contains("latency_us") && p["latency_us"].is_number())
         s.latency_us = p["latency_us"].get<double>();
+      if (p.contains("nic") && p["nic"].is_string()) s.nic = p["nic"].get<std::string>();
+      if (p.contains("rail") && p["rail"].is_number_integer()) s.rail = p["rail"].get<int>();
       out.push_back(s);
     } catch (const json::exception&) {
       usage_error("{}: a pair lacks src_rank, dst_rank, src_host or dst_host: {}", source,
@@ -41,15 +43,23 @@ std::vector<LinkSample> link_samples(const json& doc, const std::string& source)
   return out;
 }
 
-RequirementResult evaluate_links(const LinksRequirement& q, const std::vector<LinkSample>& pairs) {
+RequirementResult evaluate_links(const LinksRequirement& q, const std::vector<LinkSample>& all) {
   RequirementResult out = result_for(q, "links");
   TopologyChecks c(out);
-  const LinksVerdict verdict = links_verdict(pairs, q.min_fraction_of_median.value_or(0.8));
-  if (verdict.links.empty()) c.add(false, "no links between hosts measured", "links measured");
+  std::vector<LinkSample> pairs;
+  for (const auto& p : all)
+    if (!q.nic || p.nic == q.nic) pairs.push_back(p);
+  const LinksVerdict verdict = rails_verdict(pairs, q.min_fraction_of_median.value_or(0.8));
+  if (verdict.links.empty()) {
+    c.add(false,
+          q.nic ? "no links between hosts measured on NIC " + *q.nic
+                : std::string("no links between hosts measured"),
+          "links measured");
+  }
   if (q.min_fraction_of_median) {
     std::vector<std::string> named;
     for (const auto& s : verdict.stragglers) {
-      std::string who = s.peer ? s.host + " -> " + *s.peer : s.host;
+      std::string who = straggler_name(s);
       if (std::find(named.begin(), named.end(), who) == named.end()) named.push_back(who);
       c.detail(fmt::format("{}: {} {:.3g} is {:.2f} of the median {:.3g}", who, s.metric, s.value,
                            s.fraction, s.median));
@@ -68,8 +78,9 @@ RequirementResult evaluate_links(const LinksRequirement& q, const std::vector<Li
       if (!v) continue;
       if (!worst || (bandwidth ? *v < *worst : *v > *worst)) worst = v;
       if (bandwidth ? *v < bound : *v > bound) {
-        bad.push_back(l.src + " -> " + l.dst);
-        c.detail(fmt::format("{} -> {}: {:.3g} {}", l.src, l.dst, *v, bandwidth ? "GB/s" : "us"));
+        std::string name = l.src + " -> " + l.dst + (l.nic ? " NIC " + *l.nic : std::string());
+        bad.push_back(name);
+        c.detail(fmt::format("{}: {:.3g} {}", name, *v, bandwidth ? "GB/s" : "us"));
       }
     }
     std::string what = bandwidth ? "GB/s" : "us";

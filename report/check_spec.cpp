@@ -36,8 +36,9 @@ constexpr std::array kTopologyKeys = {"name",
                                       "no_warnings",
                                       "identical_hosts",
                                       "severity"};
-constexpr std::array kLinksKeys = {"name", "links_min_fraction_of_median", "links_min_GBps",
-                                   "links_max_latency_us", "severity"};
+constexpr std::array kLinksKeys = {"name",           "links_min_fraction_of_median",
+                                   "links_min_GBps", "links_max_latency_us",
+                                   "links_nic",      "severity"};
 
 template <std::size_t N>
 std::string join(const std::array<const char*, N>& keys) {
@@ -271,6 +272,7 @@ LinksRequirement parse_links(const Table& t) {
   if (!r.min_fraction_of_median && !r.min_GBps && !r.max_latency_us) {
     t.fail_here("asks for nothing: give at least one of " + join(kLinksKeys));
   }
+  r.nic = t.string("links_nic");
   r.severity = t.severity();
   r.name = t.string("name").value_or(fmt::format("links (line {})", r.line));
   return r;

@@ -55,6 +55,7 @@ struct LinksRequirement {
   std::optional<double> min_fraction_of_median;  // no straggler at this fraction
   std::optional<double> min_GBps;                // every link between hosts
   std::optional<double> max_latency_us;          // every link between hosts
+  std::optional<std::string> nic;                // only that NIC's rail (per-NIC probes)
   Severity severity = Severity::Error;
 };
 

@@ -58,13 +58,13 @@ LinksVerdict links_verdict(const std::vector<LinkSample>& pairs, double min_frac
   }
   for (const auto& key : order) {
     const auto& [bw, lat] = by_host_pair[key];
-    HostLink l{key.first, key.second, std::nullopt, std::nullopt};
+    HostLink l{key.first, key.second, std::nullopt, std::nullopt, std::nullopt};
     if (!bw.empty()) l.bandwidth_GBps = median_of(bw);
     if (!lat.empty()) l.latency_us = median_of(lat);
     out.links.push_back(l);
   }
   for (const auto& h : hosts) {
-    HostLinkSummary s{h, std::nullopt, std::nullopt, std::nullopt};
+    HostLinkSummary s{h, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     auto mine = [&](const HostLink& l) { return touches(l, h); };
     s.median_GBps = median_where(out.links, &HostLink::bandwidth_GBps, mine);
     s.median_latency_us = median_where(out.links, &HostLink::latency_us, mine);
@@ -94,8 +94,9 @@ LinksVerdict links_verdict(const std::vector<LinkSample>& pairs, double min_frac
       double value =
           *median_where(out.links, rule.field, [&](const HostLink& l) { return touches(l, h); });
       named.insert(h);
-      out.stragglers.push_back(
-          {h, std::nullopt, rule.name, value, *reference, score(rule, value, *reference)});
+      out.stragglers.push_back({h, std::nullopt, rule.name, value, *reference,
+                                score(rule, value, *reference), "host", std::nullopt, std::nullopt,
+                                0});
     }
     auto healthy = [&](const HostLink& l) { return !named.count(l.src) && !named.count(l.dst); };
     auto reference = median_where(out.links, rule.field, healthy);
@@ -104,7 +105,8 @@ LinksVerdict links_verdict(const std::vector<LinkSample>& pairs, double min_frac
       if (!healthy(l) || !(l.*rule.field)) continue;
       double f = score(rule, *(l.*rule.field), *reference);
       if (f < min_fraction)
-        single.push_back({l.src, l.dst, rule.name, *(l.*rule.field), *reference, f});
+        single.push_back({l.src, l.dst, rule.name, *(l.*rule.field), *reference, f, "link",
+                          std::nullopt, std::nullopt, 0});
     }
   }
   out.stragglers.insert(out.stragglers.end(), single.begin(), single.end());

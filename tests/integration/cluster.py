@@ -73,9 +73,10 @@ def available():
 
 
 @contextlib.contextmanager
-def emulated_cluster(n=3):
+def emulated_cluster(n=3, rails=1):
     available()
-    p = subprocess.run([SCRIPT, "up", "-H", str(n)], capture_output=True, text=True)
+    p = subprocess.run([SCRIPT, "up", "-H", str(n), "-R", str(rails)], capture_output=True,
+                       text=True)
     if p.returncode == 77:
         raise Skip(p.stderr.strip())
     assert p.returncode == 0, p.stderr

@@ -94,7 +94,8 @@ std::vector<LinkSample> mesh(int n, const std::function<double(int, int)>& bw, d
   std::vector<LinkSample> out;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
-      if (i != j) out.push_back({i, j, host(i), host(j), bw(i, j), lat});
+      if (i != j)
+        out.push_back({i, j, host(i), host(j), bw(i, j), lat, std::nullopt, std::nullopt});
   return out;
 }
 
@@ -154,15 +155,104 @@ TEST(LinksVerdict, LatencyAboveTheMedianOverFraction) {
 TEST(LinksVerdict, SeveralRanksPerHostAggregateAndSkipIntraHostPairs) {
   // Ranks 0,1 on a, 2,3 on b: the two a->b rank pairs give one link at their median; pairs
   // within a host (shared memory, far faster) take no part.
-  std::vector<LinkSample> pairs = {{0, 2, "a", "b", 1.0, 10},
-                                   {1, 3, "a", "b", 3.0, 30},
-                                   {0, 1, "a", "a", 50.0, 1},
-                                   {2, 0, "b", "a", 2.0, 20}};
+  std::vector<LinkSample> pairs = {{0, 2, "a", "b", 1.0, 10, {}, {}},
+                                   {1, 3, "a", "b", 3.0, 30, {}, {}},
+                                   {0, 1, "a", "a", 50.0, 1, {}, {}},
+                                   {2, 0, "b", "a", 2.0, 20, {}, {}}};
   auto v = links_verdict(pairs, 0.8);
   ASSERT_EQ(v.links.size(), 2u);
   EXPECT_DOUBLE_EQ(*v.links[0].bandwidth_GBps, 2.0);
   EXPECT_DOUBLE_EQ(*v.links[0].latency_us, 20);
   EXPECT_TRUE(v.stragglers.empty());
+}
+
+// Per-NIC passes: hosts h1..hN, each pass a full mesh on its rail; `bw(rail, i, j)`.
+std::vector<LinkSample> rails_mesh(int n, const std::function<double(int, int, int)>& bw) {
+  std::vector<LinkSample> out;
+  const char* nics[] = {"eth0", "eth1"};
+  for (int r = 0; r < 2; ++r) {
+    for (auto p : mesh(n, [&](int i, int j) { return bw(r, i, j); })) {
+      p.nic = nics[r];
+      p.rail = r;
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+std::vector<Straggler> bandwidth_stragglers(const LinksVerdict& v) {
+  std::vector<Straggler> out;
+  for (const auto& s : v.stragglers)
+    if (s.metric == "bandwidth") out.push_back(s);
+  return out;
+}
+
+TEST(RailsVerdict, OneNicOfOneHostIsThatNic) {
+  auto v = rails_verdict(
+      rails_mesh(4, [](int r, int i, int j) { return r == 1 && (i == 1 || j == 1) ? 0.05 : 1.0; }),
+      0.8);
+  auto s = bandwidth_stragglers(v);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].component, "nic");
+  EXPECT_EQ(s[0].host, "h2");
+  EXPECT_EQ(s[0].nic, "eth1");
+  EXPECT_EQ(s[0].rail, 1);
+  EXPECT_DOUBLE_EQ(s[0].fraction, 0.05);
+  EXPECT_EQ(straggler_name(s[0]), "h2 NIC eth1 (rail 1)");
+  EXPECT_EQ(describe_straggler(s[0]).rfind("host h2 NIC eth1 (rail 1): bandwidth 0.05 GB/s is 0.05 "
+                                           "of the rail's median 1 GB/s",
+                                           0),
+            0u)
+      << describe_straggler(s[0]);
+  EXPECT_EQ(v.hosts.size(), 8u);  // per host and rail
+}
+
+TEST(RailsVerdict, EveryNicOfOneHostIsTheHost) {
+  auto v = rails_verdict(
+      rails_mesh(4, [](int, int i, int j) { return i == 2 || j == 2 ? 0.05 : 1.0; }), 0.8);
+  auto s = bandwidth_stragglers(v);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].component, "host");
+  EXPECT_EQ(s[0].host, "h3");
+  EXPECT_FALSE(s[0].nic);
+  EXPECT_EQ(s[0].slow_rails, 2);
+  EXPECT_NE(describe_straggler(s[0]).find("every one of its 2 NICs"), std::string::npos);
+}
+
+TEST(RailsVerdict, OneRailOnEveryHostIsTheRail) {
+  auto v = rails_verdict(rails_mesh(4, [](int r, int, int) { return r == 1 ? 0.05 : 1.0; }), 0.8);
+  auto s = bandwidth_stragglers(v);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].component, "rail");
+  EXPECT_EQ(s[0].host, "");
+  EXPECT_EQ(s[0].nic, "eth1");
+  EXPECT_EQ(s[0].rail, 1);
+  EXPECT_EQ(straggler_name(s[0]), "rail 1 (eth1)");
+}
+
+TEST(RailsVerdict, MostHostsSlowOnOneRailIsTheRail) {
+  // 6 hosts, 4 of them slow on rail 0 only, among themselves and to others: the rail's median
+  // link is slow too, and so is the verdict within it.
+  auto v = rails_verdict(
+      rails_mesh(6, [](int r, int i, int j) { return r == 0 && (i < 4 || j < 4) ? 0.1 : 1.0; }),
+      0.8);
+  auto s = bandwidth_stragglers(v);
+  ASSERT_FALSE(s.empty());
+  EXPECT_EQ(s[0].component, "rail");
+  EXPECT_EQ(s[0].rail, 0);
+}
+
+TEST(RailsVerdict, HealthyRailsNameNothingAndPairsWithoutNicUseTheHostVerdict) {
+  EXPECT_TRUE(
+      rails_verdict(rails_mesh(4, [](int, int, int) { return 1.0; }), 0.8).stragglers.empty());
+  auto plain = mesh(3, [](int i, int j) { return i == 1 || j == 1 ? 0.2 : 0.8; });
+  EXPECT_FALSE(has_rails(plain));
+  auto v = rails_verdict(plain, 0.8);
+  ASSERT_EQ(v.stragglers.size(), 1u);
+  EXPECT_EQ(v.stragglers[0].component, "host");
+  EXPECT_EQ(describe_straggler(v.stragglers[0]),
+            "host h2: bandwidth 0.2 GB/s is 0.25 of the median 0.8 GB/s (most of its links are "
+            "slow)");
 }
 
 }  // namespace

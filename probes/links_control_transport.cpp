@@ -1,0 +1,140 @@
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+
+#include "probes/links_transport.hpp"
+#include "report/significance.hpp"  // median_of
+
+namespace cb {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The first batch of a sample, before any rate is known.
+constexpr std::uint64_t kFirstBatch = 64 << 10;
+// A batch is sized to take this share of the sample time at the rate of the last one, and grows
+// at most this many times from one batch to the next.
+constexpr double kBatchShare = 1.0 / 8;
+constexpr double kMostGrowth = 4;
+
+struct BatchHeader {
+  std::uint32_t count = 0;  // messages; 0 ends the sample
+  std::uint32_t bytes = 0;  // each
+};
+
+class ControlTransport : public PairTransport {
+ public:
+  explicit ControlTransport(Control& control) : control_(control) {}
+
+  double bandwidth(int me, int src, int dst, const SampleLimits& l) override {
+    if (buf_.size() < l.bytes) buf_.assign(l.bytes, 1);
+    if (me != src) {
+      for (int k = 0; k <= l.samples; ++k) receive_sample(src);
+      return 0;
+    }
+    send_sample(dst, l);  // warm-up: connection set-up, registration
+    double best = 0;
+    for (int k = 0; k < l.samples; ++k) best = std::max(best, send_sample(dst, l));
+    return best;
+  }
+
+  double latency(int me, int a, int b, const SampleLimits& l) override {
+    const auto t0 = Clock::now();
+    const double bound = phase_bound_seconds(l);
+    std::vector<double> warm, us;
+    pingpong(me, a, b, std::max(1, l.latency_iters / 10), t0, bound, warm);
+    pingpong(me, a, b, l.samples * l.latency_iters, t0, bound, us);
+    if (me != a) return 0;
+    return us.empty() ? -1 : median_of(us);
+  }
+
+ private:
+  // One sample at the sender: batches of messages, each answered with a one-byte
+  // acknowledgement, until bytes x window are acknowledged or the time is up. GB/s.
+  double send_sample(int dst, const SampleLimits& l) {
+    const std::uint64_t total = l.bytes * static_cast<std::uint64_t>(l.window);
+    const auto t0 = Clock::now();
+    std::uint64_t acked = 0, batch = std::min(kFirstBatch, total);
+    char ack = 0;
+    while (acked < total && since(t0) < l.seconds) {
+      const std::uint64_t left = total - acked;
+      const std::uint64_t size = std::min({l.bytes, batch, left});
+      const std::uint64_t count = std::clamp<std::uint64_t>(std::min(batch, left) / size, 1,
+                                                            static_cast<std::uint64_t>(l.window));
+      BatchHeader h{static_cast<std::uint32_t>(count), static_cast<std::uint32_t>(size)};
+      const auto b0 = Clock::now();
+      control_.send(dst, &h, sizeof h);
+      control_.send(dst, buf_.data(), size, static_cast<int>(count));
+      control_.recv(dst, &ack, 1);
+      const double took = since(b0);
+      const std::uint64_t moved = size * count;
+      acked += moved;
+      const double rate = moved / std::max(took, 1e-9);
+      batch = static_cast<std::uint64_t>(std::clamp(rate * l.seconds * kBatchShare,
+                                                    static_cast<double>(kFirstBatch),
+                                                    kMostGrowth * static_cast<double>(moved)));
+    }
+    const double took = since(t0);
+    BatchHeader end;
+    control_.send(dst, &end, sizeof end);
+    return static_cast<double>(acked) / std::max(took, 1e-9) / 1e9;
+  }
+
+  void receive_sample(int src) {
+    char ack = 0;
+    for (;;) {
+      BatchHeader h;
+      control_.recv(src, &h, sizeof h);
+      if (h.count == 0) return;
+      if (buf_.size() < h.bytes) buf_.resize(h.bytes);
+      control_.recv(src, buf_.data(), h.bytes, static_cast<int>(h.count));
+      control_.send(src, &ack, 1);
+    }
+  }
+
+  // Up to `iters` 8-byte round trips, fewer once `bound` seconds have passed since `t0` (at
+  // least one); the first byte tells the echoing side whether another follows. Appends each
+  // one's one-way microseconds at `a`.
+  void pingpong(int me, int a, int b, int iters, Clock::time_point t0, double bound,
+                std::vector<double>& us) {
+    char msg[8] = {};
+    if (me == a) {
+      for (int i = 0; i < iters && (i == 0 || since(t0) < bound); ++i) {
+        msg[0] = 1;
+        const auto s = Clock::now();
+        control_.send(b, msg, sizeof msg);
+        control_.recv(b, msg, sizeof msg);
+        us.push_back(since(s) / 2.0 * 1e6);
+      }
+      msg[0] = 0;
+      control_.send(b, msg, sizeof msg);
+      return;
+    }
+    for (;;) {
+      control_.recv(a, msg, sizeof msg);
+      if (msg[0] == 0) return;
+      control_.send(a, msg, sizeof msg);
+    }
+  }
+
+  Control& control_;
+  std::vector<char> buf_;
+};
+
+}  // namespace
+
+double phase_bound_seconds(const SampleLimits& l) {
+  return (1 + l.samples) * l.seconds;
+}
+
+std::unique_ptr<PairTransport> control_transport(Control& control) {
+  return std::make_unique<ControlTransport>(control);
+}
+
+}  // namespace cb

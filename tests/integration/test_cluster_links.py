@@ -1,0 +1,119 @@
+"""`probe links` across emulated hosts, naming the component: time-bounded samples (a link at
+100 Mbit/s no longer stalls the probe), and per-NIC passes over two rails (two bridges, eth0 and
+eth1 on every host) that tell a bad NIC from a bad host from a bad rail. Wall times are printed
+(`wall`) for the docs."""
+import json
+import os
+import time
+
+from cbtest import Skip, is_openmpi, main, run, tempdir
+from cluster import emulated_cluster
+
+# Both rails' tests ask for half the median rather than the default 0.8: on a loaded 2-core
+# machine an unthrottled emulated link (bandwidth made by CPUs) can fall to 0.7 of the median,
+# while a link throttled to 100 Mbit/s measures under 0.05.
+PER_NIC = ["probe", "links", "--per-nic", "--min-fraction", "0.5", "--format", "json"]
+
+
+def need_openmpi():
+    if not is_openmpi():
+        raise Skip("MPICH build: with UCX over TCP a window of several messages does not complete "
+                   "across the emulated hosts; the probe's control channel needs Open MPI here")
+
+
+def timed(c, args, **kw):
+    t0 = time.monotonic()
+    p = c.run(args, check=0, **kw)
+    wall = time.monotonic() - t0
+    print(f"wall {wall:.1f} s: {' '.join(args)}")
+    return p, wall
+
+
+def bandwidth(doc):
+    return [s for s in doc["stragglers"] if s["metric"] == "bandwidth"]
+
+
+def test_defaults_finish_within_a_minute_with_a_host_at_100_mbit():
+    need_openmpi()
+    with emulated_cluster(4) as c:
+        c.script("throttle", c.id, "h2", "100mbit")
+        p, wall = timed(c, ["probe", "links"], timeout=120)
+        lines = p.stdout.splitlines()
+        assert lines[0].startswith("Stragglers"), p.stdout
+        assert lines[1].startswith("  host h2: bandwidth"), p.stdout
+        assert wall < 60, wall
+        doc = json.loads(c.run(["probe", "links", "--format", "json"], check=0,
+                               timeout=120).stdout)
+        meta = doc["meta"]
+        assert meta["sample_time"] == 0.05 and meta["transport"] == "control", meta
+        # The measured schedule stays within its stated bound (plus set-up and barriers).
+        assert meta["seconds"] < meta["time_bound_seconds"] + 10, meta
+        slow = [q for q in doc["pairs"] if "h2" in (q["src_host"], q["dst_host"])]
+        # Measured from what the throttled link moved: 100 Mbit/s is 0.0125 GB/s.
+        assert all(0.002 < q["bandwidth_GBps"] < 0.02 for q in slow), slow
+
+
+def test_per_nic_names_one_hosts_nic_and_no_other():
+    need_openmpi()
+    tmp = tempdir()
+    out = os.path.join(tmp, "links.json")
+    with emulated_cluster(4, rails=2) as c:
+        c.script("throttle", c.id, "h2", "100mbit", "eth1")
+        p, wall = timed(c, PER_NIC[:-2] + ["--output", out], timeout=120)
+        assert p.stdout.splitlines()[1].startswith(
+            "  host h2 NIC eth1 (rail 1): bandwidth"), p.stdout
+        assert "of the rail's median" in p.stdout.splitlines()[1], p.stdout
+        doc = json.load(open(out))
+        assert doc["meta"]["rails"] == ["eth0", "eth1"] and doc["meta"]["transport"] == "tcp"
+        assert {q["nic"] for q in doc["pairs"]} == {"eth0", "eth1"}
+        bw = bandwidth(doc)
+        assert [(s["component"], s["host"], s["nic"], s["rail"]) for s in bw] == [
+            ("nic", "h2", "eth1", 1)], doc["stragglers"]
+        assert bw[0]["fraction"] < 0.1, bw
+        assert {(s["host"], s["nic"]) for s in doc["stragglers"]} == {("h2", "eth1")}, doc
+    spec = os.path.join(tmp, "links.toml")
+    with open(spec, "w") as f:
+        f.write('[[links]]\nname = "rail 1"\nlinks_nic = "eth1"\nlinks_min_fraction_of_median = 0.5\n'
+                '[[links]]\nname = "rail 0"\nlinks_nic = "eth0"\nlinks_min_fraction_of_median = 0.5\n')
+    p = run(["check", spec, "--links", out])
+    assert p.returncode == 5, (p.returncode, p.stdout, p.stderr)
+    first = p.stderr.splitlines()[0]
+    assert "rail 1: straggler: h2 NIC eth1 (rail 1)" in first, first
+    assert "1 requirement failed" in first, first  # rail 0 passes
+
+
+def test_per_nic_names_a_host_slow_on_both_nics():
+    need_openmpi()
+    with emulated_cluster(4, rails=2) as c:
+        c.script("throttle", c.id, "h3", "100mbit")  # every NIC of h3
+        p, wall = timed(c, PER_NIC, timeout=120)
+        doc = json.loads(p.stdout)
+        bw = bandwidth(doc)
+        assert [(s["component"], s["host"], s["nic"]) for s in bw] == [("host", "h3", None)], \
+            doc["stragglers"]
+
+
+def test_per_nic_names_a_rail_slow_on_every_host():
+    need_openmpi()
+    with emulated_cluster(4, rails=2) as c:
+        for h in c.hosts:
+            c.script("throttle", c.id, h, "100mbit", "eth1")
+        p, wall = timed(c, PER_NIC, timeout=120)
+        doc = json.loads(p.stdout)
+        bw = bandwidth(doc)
+        assert [(s["component"], s["host"], s["nic"], s["rail"]) for s in bw] == [
+            ("rail", None, "eth1", 1)], doc["stragglers"]
+
+
+def test_unknown_nic_is_a_usage_error():
+    need_openmpi()
+    with emulated_cluster(2, rails=2) as c:
+        p = c.run(["probe", "links", "--nics", "eth0,eth7"], timeout=60)
+        assert p.returncode == 2, (p.returncode, p.stderr)
+        assert "commbench: --nics: host h1 has no NIC 'eth7'" in p.stderr, p.stderr
+
+
+if __name__ == "__main__":
+    main([test_defaults_finish_within_a_minute_with_a_host_at_100_mbit,
+          test_per_nic_names_one_hosts_nic_and_no_other, test_per_nic_names_a_host_slow_on_both_nics,
+          test_per_nic_names_a_rail_slow_on_every_host, test_unknown_nic_is_a_usage_error])
