@@ -37,16 +37,16 @@ std::vector<Rail> split_rails(const std::vector<LinkSample>& pairs, double min_f
   return out;
 }
 
-// The median over a rail's links of one metric, leaving out the links of hosts named within the
+// The median bandwidth over a rail's links, leaving out the links of hosts named within the
 // rail (one bad NIC among 4 hosts is in half of the rail's links), or over all of them where
 // that leaves none.
-std::optional<double> rail_median(const Rail& r, bool bandwidth) {
+std::optional<double> rail_bandwidth(const Rail& r) {
   std::set<std::string> named;
   for (const auto& s : r.verdict.stragglers)
     if (s.component == "host") named.insert(s.host);
   std::vector<double> healthy, all;
   for (const auto& l : r.verdict.links) {
-    auto x = bandwidth ? l.bandwidth_GBps : l.latency_us;
+    auto x = l.bandwidth_GBps;
     if (!x) continue;
     all.push_back(*x);
     if (!named.count(l.src) && !named.count(l.dst)) healthy.push_back(*x);
@@ -88,23 +88,22 @@ LinksVerdict rails_verdict(const std::vector<LinkSample>& pairs, double min_frac
     }
   }
 
-  // Rails against each other: a switch slows every link of its rail alike, which no verdict
-  // within the rail can see.
+  // Rails against each other, on bandwidth: a switch slows every link of its rail alike, which
+  // no verdict within the rail can see. (Latency of microseconds differs between healthy rails
+  // with what else crosses them, such as the control channel, so it does not name a rail.)
   std::vector<Straggler> named_rails;
-  for (const auto* metric : {"bandwidth", "latency"}) {
-    const bool bw = std::string(metric) == "bandwidth";
-    for (const auto& r : rails) {
-      std::vector<double> others;
-      for (const auto& o : rails)
-        if (o.index != r.index)
-          if (auto m = rail_median(o, bw)) others.push_back(*m);
-      auto mine = rail_median(r, bw);
-      if (!mine || others.empty()) continue;
-      const double ref = median_of(others);
-      const double f = bw ? (ref > 0 ? *mine / ref : 1.0) : (*mine > 0 ? ref / *mine : 1.0);
-      if (f < min_fraction)
-        named_rails.push_back({"", std::nullopt, metric, *mine, ref, f, "rail", r.nic, r.index, 0});
-    }
+  for (const auto& r : rails) {
+    std::vector<double> others;
+    for (const auto& o : rails)
+      if (o.index != r.index)
+        if (auto m = rail_bandwidth(o)) others.push_back(*m);
+    auto mine = rail_bandwidth(r);
+    if (!mine || others.empty()) continue;
+    const double ref = median_of(others);
+    const double f = ref > 0 ? *mine / ref : 1.0;
+    if (f < min_fraction)
+      named_rails.push_back(
+          {"", std::nullopt, "bandwidth", *mine, ref, f, "rail", r.nic, r.index, 0});
   }
   // Or most of a rail's hosts named within it (a switch serving them).
   for (const auto& r : rails) {
