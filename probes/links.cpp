@@ -164,21 +164,39 @@ void check_links_options(const LinksOptions& o) {
 
 namespace {
 
-// One tournament (and its confirmation passes) over `link`; appends the pairs, tagged with the
-// pass's NIC and rail, to r.pairs.
-void run_pass(Control& control, PairTransport& link, const std::vector<LinkRound>& rounds,
-              const LinksOptions& o, const std::optional<std::string>& nic, std::optional<int> rail,
-              LinksResult& r) {
-  const int rank = control.rank();
-  std::vector<LinkSample> pairs;
+// One pass: what one transport (the control channel, or one NIC) measured, with the pass's NIC
+// and rail.
+struct Pass {
+  std::unique_ptr<PairTransport> link;
+  std::optional<std::string> nic;
+  std::optional<int> rail;
   std::vector<double> mine;  // src, dst, GB/s, us (-1: not measured there) per direction sent
+};
+
+// The tournament over every pass, round by round and within a round pass by pass, so that every
+// rail is measured over the same stretch of time (what else loads the fabric or the hosts then
+// falls on all rails alike, and cannot pass for one slow rail).
+void run_tournament(Control& control, std::vector<Pass>& passes,
+                    const std::vector<LinkRound>& rounds, const LinksOptions& o,
+                    const LinksResult& r) {
   for (const auto& round : rounds) {
     std::vector<std::pair<int, int>> ranks;
     for (const auto& pair : round)
       ranks.emplace_back(r.participants[static_cast<std::size_t>(pair.a)],
                          r.participants[static_cast<std::size_t>(pair.b)]);
-    measure_round(control, link, rank, ranks, limits_of(o), mine);
+    for (auto& pass : passes)
+      measure_round(control, *pass.link, control.rank(), ranks, limits_of(o), pass.mine);
   }
+}
+
+// The pass's tournament figures and its confirmation passes; appends its pairs to r.pairs.
+void confirm_pass(Control& control, Pass& pass, const LinksOptions& o, LinksResult& r) {
+  const int rank = control.rank();
+  PairTransport& link = *pass.link;
+  const auto& nic = pass.nic;
+  const auto rail = pass.rail;
+  std::vector<LinkSample> pairs;
+  std::vector<double>& mine = pass.mine;
   add_measurements(pairs, r.hosts, gather_all(control, mine), nic, rail);
   // Confirmation: the rank pairs behind each straggler (the slowest kMostConfirmPairs) are
   // measured again, one pair at a time with three times the samples, up to twice; each figure
@@ -273,16 +291,18 @@ LinksResult measure_links(const LinksOptions& o, Control& control) {
 
   control.quiet_barrier();
   const auto t0 = Clock::now();
-  if (!per_nic) {
-    auto link = control_transport(control);
-    run_pass(control, *link, rounds, o, std::nullopt, std::nullopt, r);
-  }
+  std::vector<Pass> passes;
+  if (!per_nic) passes.push_back({control_transport(control), std::nullopt, std::nullopt, {}});
   for (std::size_t k = 0; k < r.rails.size(); ++k) {
     const std::string& nic = r.rails[k];
-    auto link =
-        tcp_transport(control, nic, participant ? nic_address(nic) : std::string(), participant);
-    run_pass(control, *link, rounds, o, nic, static_cast<int>(k), r);
+    passes.push_back(
+        {tcp_transport(control, nic, participant ? nic_address(nic) : std::string(), participant),
+         nic,
+         static_cast<int>(k),
+         {}});
   }
+  run_tournament(control, passes, rounds, o, r);
+  for (auto& pass : passes) confirm_pass(control, pass, o, r);
   std::sort(r.pairs.begin(), r.pairs.end(), [](const LinkSample& x, const LinkSample& y) {
     return std::tie(x.rail, x.src_rank, x.dst_rank) < std::tie(y.rail, y.src_rank, y.dst_rank);
   });
