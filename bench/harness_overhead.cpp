@@ -24,7 +24,7 @@
 #include "collectives/backends/registry.hpp"
 #include "collectives/engine/runner.hpp"
 #include "collectives/engine/watchdog.hpp"
-#include "report/significance.hpp"
+#include "report/launch_statistics.hpp"
 
 namespace {
 

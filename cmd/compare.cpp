@@ -18,11 +18,12 @@ namespace {
 
 struct CompareRequest {
   std::vector<std::string> files;  // BASE... NEW
-  std::string threshold = "5";
+  std::string threshold = "25";
+  std::string level_threshold = "5";
   std::string noise_factor = "1";
   std::string latency_bytes = "64K";
   bool fail_on_missing = false;
-  std::string alpha = "0.05";
+  std::string alpha = "0.01";
   std::string format = "table";
   std::string output;
 };
@@ -38,6 +39,7 @@ double parse_percent(std::string text, const char* what) {
 CompareOptions validate(const CompareRequest& rq) {
   CompareOptions o;
   o.threshold = parse_percent(rq.threshold, "--threshold");
+  o.level_threshold = parse_percent(rq.level_threshold, "--level-threshold");
   o.noise_factor = parse_double(rq.noise_factor, "--noise-factor");
   if (o.noise_factor < 0) {
     usage_error("invalid --noise-factor '{}': expected a number >= 0", rq.noise_factor);
@@ -46,7 +48,7 @@ CompareOptions validate(const CompareRequest& rq) {
   o.fail_on_missing = rq.fail_on_missing;
   o.alpha = parse_double(rq.alpha, "--alpha");
   if (!(o.alpha > 0 && o.alpha < 1)) {
-    usage_error("invalid --alpha '{}': expected a level between 0 and 1, e.g. 0.05", rq.alpha);
+    usage_error("invalid --alpha '{}': expected a level between 0 and 1, e.g. 0.01", rq.alpha);
   }
   return o;
 }
@@ -54,17 +56,6 @@ CompareOptions validate(const CompareRequest& rq) {
 const std::vector<std::string>& output_formats() {
   static const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
   return kFormats;
-}
-
-// The worst credible regression (the first the report lists), for the one-line exit message.
-std::string worst(const CompareReport& r) {
-  const Comparison* w = nullptr;
-  for (const Comparison* c : r.ordered()) {
-    if (c->verdict == Verdict::Regression && !w) w = c;
-  }
-  if (!w) return fmt::format("{} only in base", describe(r.base_only.front()));
-  return fmt::format("{} {} {}", describe(w->key), metric_name(w->metric),
-                     percent_change(w->change));
 }
 
 int execute(const CompareRequest& rq) {
@@ -83,7 +74,8 @@ int execute(const CompareRequest& rq) {
   CompareReport report = compare_results(base, next, options);
 
   write_compare_report(report, rq.format, std::cout);
-  if (rq.format == "csv") {
+  if (rq.format == "csv") {  // CSV is records only: the verdict and warnings go to stderr
+    std::cerr << "commbench: " << report.headline << "\n";
     for (const auto& w : report.warnings) std::cerr << "commbench: warning: " << w << "\n";
   }
   if (!rq.output.empty()) {
@@ -91,8 +83,9 @@ int execute(const CompareRequest& rq) {
     write_compare_report(report, file_format, text);
     write_file_atomically(rq.output, text.str());
   }
-  if (int n = report.regressions(); n > 0) {
-    fail(ErrorKind::Regression, "{} regression{} (worst: {})", n, n == 1 ? "" : "s", worst(report));
+  if (report.outcome == CompareOutcome::Regression) fail(ErrorKind::Regression, "{}", report.headline);
+  if (report.outcome == CompareOutcome::Inconclusive) {
+    fail(ErrorKind::Inconclusive, "{}", report.headline);
   }
   return 0;
 }
@@ -102,20 +95,24 @@ int execute(const CompareRequest& rq) {
 void register_compare(CLI::App& app, Action& action) {
   auto rq = std::make_shared<CompareRequest>();
   CLI::App* c = app.add_subcommand(
-      "compare", "compare BASE... NEW result files; exit 5 on a credible regression");
+      "compare",
+      "compare BASE... NEW result files; exit 5 on a credible regression, 6 when inconclusive");
   c->add_option("FILES", rq->files,
                 "baseline result files or directories of earlier runs (.json, .jsonl, .csv), "
                 "then the new result file")
       ->required()
       ->expected(2, -1);
   c->add_option("--threshold", rq->threshold,
-                "percent change that counts as a regression or improvement (default 5)");
+                "effect floor of a single record, percent: the lower confidence bound of its "
+                "ratio must exceed 1 + this (default 25, i.e. 1.25x)");
+  c->add_option("--level-threshold", rq->level_threshold,
+                "effect floor of the level test (all records together), percent (default 5)");
   c->add_option("--noise-factor", rq->noise_factor,
                 "noise band = factor x max((p99-p50)/p50) of both records; 0 = off (default 1)");
   c->add_option("--latency-bytes", rq->latency_bytes,
                 "compare time below this size, busbw from it (default 64K)");
   c->add_option("--alpha", rq->alpha,
-                "false discovery rate of the significance test over repetitions (default 0.05)");
+                "1 - confidence of the launch tests, family-wise over the records (default 0.01)");
   c->add_flag("--fail-on-missing", rq->fail_on_missing,
               "records only in BASE count as regressions");
   c->add_option("--format", rq->format, "stdout format: table, csv, json, md (default table)");

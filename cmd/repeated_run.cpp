@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <random>
 #include <set>
 
 #include "cmd/options.hpp"
@@ -116,6 +117,7 @@ int execute_repeated(const RunRequest& rq) {
   Progress progress(rq.progress, true, {}, "repetitions");
   std::set<std::string> said;
   std::vector<ResultRecord> all;
+  std::vector<LaunchControl> launches;
   RunMeta meta;
   bool have_meta = false;
   std::string failure;
@@ -123,7 +125,12 @@ int execute_repeated(const RunRequest& rq) {
   for (int r = 0; r < n; ++r) {
     progress.update(static_cast<std::size_t>(r + 1), static_cast<std::size_t>(n),
                     fmt::format("repetition {} of {}", r + 1, n));
-    JobOutcome job = run_job(spec);
+    // Each launch runs its cases in its own shuffled order, so that a slow stretch of the
+    // machine does not always hit the same sizes; the seed is recorded with its control.
+    JobSpec launch = spec;
+    const std::uint64_t seed = std::random_device{}() | 1u;
+    launch.env.emplace_back("COMMBENCH_CASE_ORDER_SEED", std::to_string(seed));
+    JobOutcome job = run_job(launch);
     progress.clear();
     print_diagnostics(job, said);
     const std::string place = fmt::format("repetition {} of {}", r + 1, n);
@@ -135,6 +142,12 @@ int execute_repeated(const RunRequest& rq) {
       meta = *f.meta;
       have_meta = true;
       for (auto& w : streams) w->begin(meta);
+    }
+    if (f.meta) {
+      for (auto c : f.meta->launches) {
+        if (n > 1) c.repeat = r;
+        launches.push_back(c);
+      }
     }
     for (auto& rec : f.records) {
       if (n > 1) rec.repeat = r;
@@ -150,6 +163,7 @@ int execute_repeated(const RunRequest& rq) {
   for (auto& w : streams) w->finish();
   meta.command_line = invocation();
   meta.repetitions = n > 1 ? n : 0;
+  meta.launches = launches;
   for (auto& w : summaries) w->begin(meta);
   for (const auto& s : n > 1 ? summarize_all(all) : all) {
     for (auto& w : summaries) w->add(s);

@@ -238,6 +238,9 @@ int execute_run(const RunRequest& rq) {
                                },
                                [&] { progress.clear(); }});
     progress.finish();
+    RunMeta measured = meta;
+    measured.launches = {session->launch_control()};
+    for (auto& w : writers) w->update_meta(measured);
     for (auto& w : writers) w->finish();
     session->check_results();
     return 0;

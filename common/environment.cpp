@@ -41,9 +41,9 @@ bool steering_variable(std::string_view name) {
   // they steer nothing and would make runs differ.
   // (COMMBENCH_TEST_FAULT is not among them: it steers the timed loop, so a run that had it
   // says so.)
-  static constexpr std::array<std::string_view, 5> kOwnLaunch = {
+  static constexpr std::array<std::string_view, 6> kOwnLaunch = {
       "COMMBENCH_LOCAL_", "COMMBENCH_RELAUNCHED", "COMMBENCH_RANK_STATUS", "COMMBENCH_RANK_WATCH",
-      "COMMBENCH_TMP_TAG"};
+      "COMMBENCH_TMP_TAG", "COMMBENCH_CASE_ORDER_SEED"};
   bool steering = false;
   for (auto p : kPrefixes) steering = steering || name.substr(0, p.size()) == p;
   for (auto p : kOwnLaunch) steering = steering && name.substr(0, p.size()) != p;

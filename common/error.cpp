@@ -14,6 +14,8 @@ int exit_code(ErrorKind kind) {
       return kExitTimeout;
     case ErrorKind::Regression:
       return kExitRegression;
+    case ErrorKind::Inconclusive:
+      return kExitInconclusive;
   }
   return kExitRuntime;
 }

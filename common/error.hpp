@@ -15,6 +15,7 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitValidation = 3;
 inline constexpr int kExitTimeout = 4;
 inline constexpr int kExitRegression = 5;
+inline constexpr int kExitInconclusive = 6;
 
 enum class ErrorKind {
   Usage,       // bad flag, value, name or input file: exit 2
@@ -22,6 +23,7 @@ enum class ErrorKind {
   Validation,  // a result had wrong elements: exit 3
   Timeout,     // the watchdog fired: exit 4
   Regression,  // compare found a regression / check a failed requirement: exit 5
+  Inconclusive,  // compare cannot judge: the machine differed between the sides: exit 6
 };
 
 class Error : public std::runtime_error {

@@ -262,6 +262,7 @@ void to_json(json& j, const RunMeta& m) {
   if (!m.backend_choice.empty()) j["backend_choice"] = m.backend_choice;
   j["environment_mismatch"] = m.environment_mismatch;
   if (!m.env_failures.empty()) j["env_failures"] = m.env_failures;
+  if (!m.launches.empty()) j["launches"] = m.launches;
 }
 
 void from_json(const json& j, RunMeta& m) {
@@ -314,6 +315,10 @@ void from_json(const json& j, RunMeta& m) {
   }
   auto topo = j.find("topology");
   m.topology = topo != j.end() ? *topo : json(nullptr);
+  m.launches.clear();
+  if (auto it = j.find("launches"); it != j.end() && it->is_array()) {
+    for (const auto& x : *it) m.launches.push_back(x.get<LaunchControl>());
+  }
 }
 
 std::string series_algorithm(const ResultRecord& r) {

@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/launch_control.hpp"
 #include "common/schema.hpp"
 
 namespace cb {
@@ -157,6 +158,8 @@ struct RunMeta {
   std::vector<std::string> environment_mismatch;
   // `tune --env`: combinations whose job failed, "LABEL: reason" (JSON only, when any).
   std::vector<std::string> env_failures;
+  // Each launch's control measurement (one for a single launch, one per repetition of --repeat).
+  std::vector<LaunchControl> launches;
 };
 
 void to_json(nlohmann::json& j, const ResultRecord& r);

@@ -1,5 +1,7 @@
-// Result requirements: every matched measurement (the median over its repetitions) against the
-// spec's limits on busbw, time and p99, and no wrong elements.
+// Result requirements: every matched measurement against the spec's limits on busbw, time and
+// p99, and no wrong elements. Over repetitions a figure is the geometric mean over launches (each
+// launch one sample), and a shortfall says whether it is beyond the launches' noise (its 99 %
+// confidence interval wholly on the wrong side of the limit) or within it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include "common/units.hpp"
 #include "report/check_rules.hpp"
 #include "report/compare.hpp"
+#include "report/launch_statistics.hpp"
 #include "report/repetitions.hpp"
 #include "report/roof.hpp"
 
@@ -18,9 +21,20 @@ namespace cb {
 namespace {
 
 struct Sourced {
-  const ResultRecord* record;
+  const ResultRecord* record;  // the summary: figures are geometric means over the launches
   const std::string* file;
+  std::vector<ResultRecord> launches;  // one per launch (the record itself for a single launch)
 };
+
+// The limit's figure over the launches: geometric mean and 99 % interval.
+GeometricInterval over_launches(const Sourced& s,
+                                std::optional<double> (*figure)(const ResultRecord&)) {
+  std::vector<double> v;
+  for (const auto& l : s.launches) {
+    if (auto x = figure(l)) v.push_back(*x);
+  }
+  return geometric_interval(v, 0.99);
+}
 
 // "64 KiB (mpi/default float sum out, 2 ranks, run1)": the requirement already names the
 // collective.
@@ -115,7 +129,16 @@ std::size_t apply(const Limit& limit, const std::vector<Sourced>& matched, Requi
     }
     if (limit.at_least ? *v < limit.bound : *v > limit.bound) {
       ++shortfalls;
-      add_detail(out, fmt::format("{} {} at {}", limit.what, limit.format(*v), where(s)));
+      std::string noise;
+      if (s.launches.size() > 1) {
+        GeometricInterval g = over_launches(s, limit.figure);
+        const bool beyond = limit.at_least ? g.high < limit.bound : g.low > limit.bound;
+        noise = fmt::format(" ({} launches, 99 % CI {}-{}: {})", g.launches, limit.format(g.low),
+                            limit.format(g.high),
+                            beyond ? "beyond their noise"
+                                   : "within their noise: more launches (--repeat) can tell");
+      }
+      add_detail(out, fmt::format("{} {} at {}{}", limit.what, limit.format(*v), where(s), noise));
     }
     if (!worst || (limit.at_least ? *v < *worst : *v > *worst)) {
       worst = v;
@@ -126,6 +149,19 @@ std::size_t apply(const Limit& limit, const std::vector<Sourced>& matched, Requi
       worst ? fmt::format("worst {} {} at {}", limit.what, limit.format(*worst), where(*worst_at))
             : fmt::format("no {}", limit.what));
   return shortfalls;
+}
+
+// The launches' summary with busbw, time and p99 the geometric means over the launches.
+ResultRecord geometric_summary(const std::vector<ResultRecord>& launches) {
+  ResultRecord r = summarize_repetitions(launches);
+  Sourced s{&r, nullptr, launches};
+  auto mean = [&](std::optional<double> (*figure)(const ResultRecord&)) {
+    return over_launches(s, figure).mean;
+  };
+  if (r.busbw_GBps) r.busbw_GBps = mean([](const ResultRecord& x) { return x.busbw_GBps; });
+  r.time_us = mean([](const ResultRecord& x) { return std::optional<double>(x.time_us); });
+  r.p99_us = mean([](const ResultRecord& x) { return std::optional<double>(x.p99_us); });
+  return r;
 }
 
 }  // namespace
@@ -151,10 +187,10 @@ RequirementResult evaluate_results(const ResultRequirement& q,
     }
     for (const auto& k : order) {
       const auto& g = groups[k];
-      medians.push_back(g.size() == 1 ? g.front() : summarize_repetitions(g));
+      medians.push_back(g.size() == 1 ? g.front() : geometric_summary(g));
       apply_roof(medians.back(), f.meta_json.is_object() ? f.meta_json.value("topology", nlohmann::json())
                                                          : nlohmann::json());
-      matched.push_back({&medians.back(), &f.path});
+      matched.push_back({&medians.back(), &f.path, g});
       fewest = fewest == 0 ? g.size() : std::min(fewest, g.size());
       most = std::max(most, g.size());
     }
@@ -177,8 +213,9 @@ RequirementResult evaluate_results(const ResultRequirement& q,
   measured.push_back(fmt::format("{} record{}", matched.size(), matched.size() == 1 ? "" : "s"));
   if (most > 1) {
     measured.back() += fewest == most
-                           ? fmt::format(", each the median of {} repetitions", most)
-                           : fmt::format(", each the median of {}-{} repetitions", fewest, most);
+                           ? fmt::format(", each the geometric mean of {} launches", most)
+                           : fmt::format(", each the geometric mean of {}-{} launches", fewest,
+                                         most);
   }
   for (const auto& m : measured) out.measured += (out.measured.empty() ? "" : "; ") + m;
   if (shortfalls > out.details.size()) {

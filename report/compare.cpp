@@ -5,37 +5,70 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <limits>
+#include <numeric>
 #include <set>
 
 #include "common/environment.hpp"
+#include "common/launch_control.hpp"
 #include "common/units.hpp"
 #include "report/repetitions.hpp"
-#include "report/significance.hpp"
+#include "report/launch_statistics.hpp"
+#include "report/verdict_line.hpp"
 
 namespace cb {
 
 namespace {
 
-using Group = std::vector<ResultRecord>;  // one record per repetition (launch)
+using Group = std::vector<ResultRecord>;  // one record per launch
 
-// Records of the files grouped by key, one entry per repetition: a summary record from
-// `run --repeat` contributes each of its repetitions, a plain record one, several records with
-// one key (runs concatenated into one .jsonl, a directory of earlier runs) one each.
-std::map<RecordKey, Group> group_by_key(const std::vector<const ResultFile*>& files) {
-  std::map<RecordKey, Group> groups;
-  for (const ResultFile* f : files) {
-    for (const auto& r : f->records) {
-      for (auto& launch : launches_of(r)) groups[key_of(r)].push_back(std::move(launch));
-    }
+// One side's launches: every launch of every file (a `run --repeat` summary's repetitions, the
+// records of one repetition index in a .jsonl, a plain file's one launch), its control
+// measurement, and each measurement's record in it.
+struct Launches {
+  std::vector<ControlFigures> control;  // per launch
+  std::vector<std::size_t> file;        // per launch: the file it came from
+  std::map<RecordKey, std::vector<std::pair<std::size_t, ResultRecord>>> by_key;
+};
+
+ControlFigures control_of(const ResultFile& f, int repeat) {
+  if (!f.meta) return {};
+  for (const auto& c : f.meta->launches) {
+    if (c.repeat.value_or(0) == repeat) return {c.pingpong_ns(), c.compute_us()};
   }
-  for (auto& [key, g] : groups) {
-    std::stable_sort(g.begin(), g.end(),
-                     [](const auto& a, const auto& b) { return a.time_us < b.time_us; });
-  }
-  return groups;
+  return {};
 }
 
-// The median repetition by time (the lower one for an even count), for the single-launch rule.
+Launches collect_launches(const std::vector<const ResultFile*>& files) {
+  Launches out;
+  for (std::size_t fi = 0; fi < files.size(); ++fi) {
+    std::map<int, std::size_t> index;  // repetition -> launch
+    for (const auto& r : files[fi]->records) {
+      for (auto& launch : launches_of(r)) {
+        const int repeat = launch.repeat.value_or(0);
+        auto it = index.find(repeat);
+        if (it == index.end()) {
+          it = index.emplace(repeat, out.control.size()).first;
+          out.control.push_back(control_of(*files[fi], repeat));
+          out.file.push_back(fi);
+        }
+        out.by_key[key_of(r)].emplace_back(it->second, std::move(launch));
+      }
+    }
+  }
+  return out;
+}
+
+// A measurement's records over the launches, sorted by time (for the medians shown).
+Group group_of(const std::vector<std::pair<std::size_t, ResultRecord>>& list) {
+  Group g;
+  for (const auto& [launch, r] : list) g.push_back(r);
+  std::stable_sort(g.begin(), g.end(),
+                   [](const auto& a, const auto& b) { return a.time_us < b.time_us; });
+  return g;
+}
+
+// The median launch by time (the lower one for an even count), for the single-launch rule.
 const ResultRecord& median(const Group& g) {
   return g[(g.size() - 1) / 2];
 }
@@ -154,14 +187,6 @@ Side side_of(const Group& g, Metric metric) {
   return s;
 }
 
-// One-sided p-values of "new is worse" and "new is better" over the repetitions.
-std::pair<double, double> directional_p(const Comparison& c) {
-  const auto& b = c.base.values;
-  const auto& n = c.next.values;
-  if (c.metric == Metric::Time) return {mann_whitney_greater(b, n), mann_whitney_greater(n, b)};
-  return {mann_whitney_greater(n, b), mann_whitney_greater(b, n)};
-}
-
 // Neighbouring sizes of the same series that moved the same way by more than half the
 // threshold: 0, 1 or 2.
 void count_support(std::vector<Comparison>& rows, double threshold) {
@@ -184,30 +209,6 @@ void count_support(std::vector<Comparison>& rows, double threshold) {
   }
 }
 
-// Benjamini-Hochberg over m records rejects a record at the smallest possible p only when at
-// least ceil(p * m / alpha) records reach it together. Above one, a change confined to fewer
-// records (one size of one collective) cannot be found, however large: say so, and how many
-// repetitions a side would let a single record be.
-void say_how_many_records_must_move_together(const std::vector<Comparison*>& tested,
-                                             double smallest_p, double alpha, Warnings& w) {
-  const double m = static_cast<double>(tested.size());
-  const auto together = static_cast<long>(std::ceil(smallest_p * m / alpha - 1e-9));
-  if (together <= 1) return;
-  int base_runs = tested.front()->base.runs, new_runs = tested.front()->next.runs;
-  for (const Comparison* c : tested) {
-    base_runs = std::min(base_runs, c->base.runs);
-    new_runs = std::min(new_runs, c->next.runs);
-  }
-  int enough = std::max(base_runs, new_runs);
-  while (mann_whitney_min_p(enough, enough) > alpha / m) ++enough;
-  w.add(fmt::format(
-      "{} and {} repetitions (base/new) over {} records: a change is significant only where at "
-      "least {} records move together, each with every repetition of one side beyond every one "
-      "of the other (p = {:.3g}); a change at fewer sizes cannot be found, however large: "
-      "--repeat {} on both sides lets a single record be",
-      base_runs, new_runs, tested.size(), together, smallest_p, enough));
-}
-
 Verdict decide(const Comparison& c, const CompareOptions& o) {
   bool beyond = std::abs(c.worse) > o.threshold;
   if (!beyond) return Verdict::Unchanged;
@@ -215,6 +216,119 @@ Verdict decide(const Comparison& c, const CompareOptions& o) {
   if (c.worse > 0 && outside_noise && c.median_worse > o.threshold) return Verdict::Regression;
   if (c.worse < 0 && outside_noise && -c.median_worse > o.threshold) return Verdict::Improvement;
   return Verdict::Noise;
+}
+
+// The p50 time's log in each launch of `side`, one column per key: NaN where a launch lacks it.
+LogTable log_table(const Launches& side, const std::vector<RecordKey>& keys) {
+  LogTable t(side.control.size(),
+             std::vector<double>(keys.size(), std::numeric_limits<double>::quiet_NaN()));
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    for (const auto& [launch, r] : side.by_key.at(keys[k])) {
+      if (r.p50_us > 0) t[launch][k] = std::log(r.p50_us);
+    }
+  }
+  return t;
+}
+
+std::vector<double> column(const LogTable& t, std::size_t k) {
+  std::vector<double> out;
+  for (const auto& row : t) out.push_back(row[k]);
+  return out;
+}
+
+// With a history of at least kHistoryNights base files, each record's floor is its own
+// night-to-night threshold: each night is the median of the record's shape values over that
+// file's launches.
+void floors_from_history(CompareReport& report, const Launches& base, const LogTable& shape,
+                         const std::vector<Comparison*>& rows) {
+  if (report.history_nights < kHistoryNights) return;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    std::map<std::size_t, std::vector<double>> nights;
+    for (std::size_t l = 0; l < shape.size(); ++l) {
+      if (std::isfinite(shape[l][k])) nights[base.file[l]].push_back(shape[l][k]);
+    }
+    std::vector<double> nightly;
+    for (const auto& [file, v] : nights) nightly.push_back(median_of(v));
+    const double t = history_threshold(nightly);
+    if (t <= 0) continue;
+    rows[k]->floor = std::max(t, 1 + report.options.level_threshold);
+    rows[k]->floor_from_history = true;
+  }
+}
+
+// The shape test per record and the level test over the records, on the records with at least
+// two launches a side.
+void judge_over_launches(CompareReport& report, const Launches& base, const Launches& next) {
+  std::vector<Comparison*> rows;
+  std::vector<RecordKey> keys;
+  for (auto& c : report.rows) {
+    if (c.method != Method::Shape) continue;
+    rows.push_back(&c);
+    keys.push_back(c.key);
+  }
+  if (rows.empty()) return;
+  const LogTable base_logs = log_table(base, keys), new_logs = log_table(next, keys);
+  const LogTable base_shape = shape_of(base_logs), new_shape = shape_of(new_logs);
+  floors_from_history(report, base, base_shape, rows);
+  const double confidence = 1 - report.options.alpha;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    Comparison& c = *rows[k];
+    const RatioVerdict v =
+        judge_log_launches(column(base_shape, k), column(new_shape, k),
+                           {c.floor, confidence, static_cast<int>(rows.size())});
+    c.ratio = v.ratio;
+    c.ratio_low = v.low;
+    c.ratio_high = v.high;
+    if (v.change == Change::Slower) {
+      c.verdict = Verdict::Regression;
+    } else if (v.change == Change::Faster) {
+      c.verdict = Verdict::Improvement;
+    } else {
+      c.verdict = std::abs(std::log(c.ratio)) > std::log(c.floor) ? Verdict::Noise
+                                                                   : Verdict::Unchanged;
+    }
+  }
+
+  LevelTest& level = report.level;
+  level.judged = true;
+  level.floor = 1 + report.options.level_threshold;
+  const std::vector<double> base_level = level_of(base_logs), new_level = level_of(new_logs);
+  level.base_launches = static_cast<int>(base_level.size());
+  level.new_launches = static_cast<int>(new_level.size());
+  auto known = [](const std::vector<ControlFigures>& v) {
+    return std::all_of(v.begin(), v.end(), [](const ControlFigures& c) { return c.known(); });
+  };
+  std::vector<std::size_t> use_base(base_level.size()), use_new(new_level.size());
+  std::iota(use_base.begin(), use_base.end(), 0);
+  std::iota(use_new.begin(), use_new.end(), 0);
+  level.gated = known(base.control) && known(next.control);
+  level.matched = true;
+  if (level.gated) {
+    ControlMatch m =
+        match_control(base.control, next.control, kPingpongTolerance, kComputeTolerance);
+    level.matched = m.matched;
+    level.why = m.why;
+    use_base = m.reference;
+    use_new = m.candidate;
+  } else {
+    report.notes.push_back(
+        "a side has no control measurement (files from before it was recorded, or CSV): the "
+        "level test cannot tell a slower machine from a slower build");
+  }
+  std::vector<double> b, n;
+  for (auto i : use_base) b.push_back(base_level[i]);
+  for (auto i : use_new) n.push_back(new_level[i]);
+  level.verdict = judge_log_launches(b, n, {level.floor, confidence, 1});
+  if (level.matched && level.verdict.change == Change::Inconclusive) level.why = level.verdict.why;
+}
+
+CompareOutcome outcome_of(const CompareReport& r) {
+  if (r.regressions() > 0) return CompareOutcome::Regression;
+  if (!r.level.judged) return CompareOutcome::Ok;
+  if (!r.level.matched || r.level.verdict.change == Change::Inconclusive) {
+    return CompareOutcome::Inconclusive;
+  }
+  return r.level.verdict.change == Change::Slower ? CompareOutcome::Regression : CompareOutcome::Ok;
 }
 
 }  // namespace
@@ -239,7 +353,7 @@ const char* metric_name(Metric m) {
 }
 
 const char* method_name(Method m) {
-  return m == Method::UTest ? "u-test" : "noise-band";
+  return m == Method::Shape ? "shape" : "noise-band";
 }
 
 const char* verdict_name(Verdict v) {
@@ -336,15 +450,19 @@ CompareReport compare_results(const std::vector<ResultFile>& bases, const Result
                     next.path, next.format));
   }
 
-  auto base_groups = group_by_key(base_files);
-  auto new_groups = group_by_key({&next});
-  for (const auto& [key, bg] : base_groups) {
-    auto it = new_groups.find(key);
-    if (it == new_groups.end()) {
+  const Launches base_launches = collect_launches(base_files);
+  const Launches new_launches = collect_launches({&next});
+  std::vector<std::pair<const Group*, const Group*>> groups;  // per row
+  std::vector<Group> kept;
+  kept.reserve(2 * base_launches.by_key.size());
+  for (const auto& [key, bl] : base_launches.by_key) {
+    auto it = new_launches.by_key.find(key);
+    if (it == new_launches.by_key.end()) {
       report.base_only.push_back(key);
       continue;
     }
-    const Group& ng = it->second;
+    const Group& bg = kept.emplace_back(group_of(bl));
+    const Group& ng = kept.emplace_back(group_of(it->second));
     const ResultRecord& rb = median(bg);
     const ResultRecord& rn = median(ng);
     if (rb.library != rn.library) {
@@ -368,11 +486,12 @@ CompareReport compare_results(const std::vector<ResultFile>& bases, const Result
     c.median_worse = c.metric == Metric::Busbw ? 1 - c.base.p50_us / c.next.p50_us
                                                : c.next.p50_us / c.base.p50_us - 1;
     c.noise = options.noise_factor * std::max(c.base.spread, c.next.spread);
-    c.method = c.base.runs >= 2 && c.next.runs >= 2 ? Method::UTest : Method::NoiseBand;
+    c.method = c.base.runs >= 2 && c.next.runs >= 2 ? Method::Shape : Method::NoiseBand;
+    c.floor = 1 + options.threshold;
     report.rows.push_back(c);
   }
-  for (const auto& [key, ng] : new_groups) {
-    if (!base_groups.count(key)) report.new_only.push_back(key);
+  for (const auto& [key, nl] : new_launches.by_key) {
+    if (!base_launches.by_key.count(key)) report.new_only.push_back(key);
   }
   int noisy = 0;
   for (const auto& c : report.rows) noisy += c.base.outlier_runs + c.next.outlier_runs > 0 ? 1 : 0;
@@ -383,57 +502,24 @@ CompareReport compare_results(const std::vector<ResultFile>& bases, const Result
         noisy, report.rows.size()));
   }
 
-  // Significance over repetitions: one family for "worse", one for "better", each corrected
-  // with Benjamini-Hochberg over every record judged this way.
-  std::vector<Comparison*> tested;
-  std::vector<double> p_worse, p_better;
-  for (auto& c : report.rows) {
-    if (c.method != Method::UTest) continue;
-    auto [w, b] = directional_p(c);
-    tested.push_back(&c);
-    p_worse.push_back(w);
-    p_better.push_back(b);
-  }
-  auto q_worse = benjamini_hochberg(p_worse), q_better = benjamini_hochberg(p_better);
-  for (std::size_t i = 0; i < tested.size(); ++i) {
-    Comparison& c = *tested[i];
-    bool worse = c.worse >= 0;
-    c.p_value = worse ? p_worse[i] : p_better[i];
-    c.q_value = worse ? q_worse[i] : q_better[i];
-  }
   int fallback = 0;
-  double weakest = 0;  // the largest smallest-possible p among tested records
   for (auto& c : report.rows) {
-    if (c.method == Method::NoiseBand) {
-      ++fallback;
-      c.verdict = decide(c, options);
-      continue;
-    }
-    weakest = std::max(weakest, mann_whitney_min_p(c.base.runs, c.next.runs));
-    if (std::abs(c.worse) <= options.threshold) {
-      c.verdict = Verdict::Unchanged;
-    } else if (c.q_value <= options.alpha) {
-      c.verdict = c.worse > 0 ? Verdict::Regression : Verdict::Improvement;
-    } else {
-      c.verdict = Verdict::Noise;
-    }
+    if (c.method != Method::NoiseBand) continue;
+    ++fallback;
+    c.verdict = decide(c, options);
   }
+  report.history_nights = static_cast<int>(base_files.size());
+  judge_over_launches(report, base_launches, new_launches);
   count_support(report.rows, options.threshold);
   if (fallback > 0) {
     warnings.add(fmt::format(
-        "{} of {} records have one repetition on a side: no significance can be judged for them; "
+        "{} of {} records have one launch on a side: no confidence bound can be given for them; "
         "they are judged by the single-launch noise-band rule, which cannot tell a slow launch "
-        "from a regression: run both sides with --repeat 5 or more",
+        "from a regression: run both sides with --repeat 5",
         fallback, report.rows.size()));
   }
-  if (!tested.empty() && weakest > options.alpha) {
-    warnings.add(fmt::format(
-        "too few repetitions: the smallest possible p-value is {:.3g}, above the level {:g}, so "
-        "no change can be significant: use --repeat 5 or more on both sides",
-        weakest, options.alpha));
-  } else if (!tested.empty()) {
-    say_how_many_records_must_move_together(tested, weakest, options.alpha, warnings);
-  }
+  report.outcome = outcome_of(report);
+  report.headline = verdict_line(report);
   return report;
 }
 

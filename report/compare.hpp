@@ -1,5 +1,7 @@
-// Comparing two result files: match records by what was measured, decide per match whether the
-// change is a regression, an improvement, noise or nothing, and list what only one side has.
+// Comparing result files: match records by what was measured, and judge over launches (each
+// launch one sample): the shape test per record (its log time against its launch's median, so a
+// mode that moves a whole launch cancels) and the level test (the launches' geometric means,
+// over launches whose control measurement agrees); inconclusive when the machine differed.
 #pragma once
 
 #include <compare>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "common/record.hpp"
+#include "report/launch_statistics.hpp"
 #include "report/result_reader.hpp"
 
 namespace cb {
@@ -27,11 +30,12 @@ RecordKey key_of(const ResultRecord& r);
 std::string describe(const RecordKey& k);
 
 struct CompareOptions {
-  double threshold = 0.05;                  // relative change that counts (5 %)
-  double noise_factor = 1.0;                // band = factor x max(spread_base, spread_new)
-  std::uint64_t latency_bytes = 64 * 1024;  // below this size time is compared, else busbw
+  double threshold = 0.25;  // effect floor of the shape test: a ratio beyond 1 + threshold (1.25x)
+  double level_threshold = 0.05;  // effect floor of the level test (1.05x)
+  double alpha = 0.01;      // 1 - confidence of each test (the shape test's over all records)
+  double noise_factor = 1.0;                // one launch a side: band = factor x max spread
+  std::uint64_t latency_bytes = 64 * 1024;  // below this size time is shown, else busbw
   bool fail_on_missing = false;             // records only in BASE count as regressions
-  double alpha = 0.05;  // false discovery rate of the significance test over all records
 };
 
 enum class Metric { Busbw, Time };
@@ -45,35 +49,52 @@ const char* verdict_name(Verdict v);  // "regression", "improvement", "noise", "
 double spread(const ResultRecord& r);
 
 struct Side {
-  double value = 0;  // the compared figure: busbw in GB/s or mean time in us
+  double value = 0;  // the shown figure: busbw in GB/s or mean time in us (median over launches)
   double p50_us = 0;
   double p99_us = 0;
   double cv = 0;
   double spread = 0;
-  int runs = 1;                // repetitions (launches) of this measurement on this side
+  int runs = 1;                // launches of this measurement on this side
   int outlier_runs = 0;        // of those, how many had outliers (has_outliers)
-  std::vector<double> values;  // the compared figure of each repetition
+  std::vector<double> values;  // the shown figure of each launch
 };
 
-// How a comparison was judged: over repetitions with a significance test, or, with one
-// repetition on a side, by the single-launch noise-band rule.
-enum class Method { UTest, NoiseBand };
-const char* method_name(Method m);  // "u-test" or "noise-band"
+// How a comparison was judged: over launches by the shape test, or, with one launch on a side,
+// by the single-launch noise-band rule.
+enum class Method { Shape, NoiseBand };
+const char* method_name(Method m);  // "shape" or "noise-band"
 
 struct Comparison {
   RecordKey key;
   Metric metric = Metric::Time;
   Side base, next;
-  double change = 0;        // next / base - 1 of the compared figure
+  double change = 0;        // next / base - 1 of the shown figure
   double worse = 0;         // fraction worse, positive = regression direction
   double median_worse = 0;  // the same computed from p50 times
-  double noise = 0;         // noise band as a fraction
+  double noise = 0;         // noise-band rule: the band as a fraction
   Method method = Method::NoiseBand;
-  double p_value = 1;  // u-test: one-sided p of a change in the observed direction
-  double q_value = 1;  // the same after the Benjamini-Hochberg correction over all records
-  int support = 0;     // neighbouring sizes (0-2) of the same series that moved the same way
+  // Shape test: the p50 time ratio new / base after each launch's level is taken out, with its
+  // family-wise confidence bounds, and the floor it was judged against.
+  double ratio = 1, ratio_low = 0, ratio_high = 0;
+  double floor = 0;
+  bool floor_from_history = false;  // the floor is this record's own night-to-night threshold
+  int support = 0;  // neighbouring sizes (0-2) of the same series that moved the same way
   Verdict verdict = Verdict::Unchanged;
 };
+
+// The level test: every launch's geometric mean over the records both sides have, compared over
+// the launches whose control measurement agrees between the sides.
+struct LevelTest {
+  bool judged = false;      // false with one launch a side
+  bool gated = false;       // the control measurement was there to gate on
+  bool matched = false;     // enough launches agreed (or no gate was possible)
+  RatioVerdict verdict;     // ratio new / base of the geometric means
+  double floor = 1.05;
+  int base_launches = 0, new_launches = 0;  // of all, before the gate
+  std::string why;          // not matched: what differed and what to do
+};
+
+enum class CompareOutcome { Ok, Regression, Inconclusive };
 
 struct CompareReport {
   std::string base_path, new_path;
@@ -82,6 +103,10 @@ struct CompareReport {
   std::vector<RecordKey> base_only, new_only;
   std::vector<std::string> warnings;  // different hardware, hosts, libraries, settings
   std::vector<std::string> notes;     // things not compared and why
+  LevelTest level;
+  int history_nights = 0;  // base files; from kHistoryNights on, floors come from the history
+  CompareOutcome outcome = CompareOutcome::Ok;
+  std::string headline;  // the verdict in one line: "REGRESSION ...", "OK ...", "INCONCLUSIVE ..."
 
   int count(Verdict v) const;
   int regressions() const;      // including one-sided records when fail_on_missing

@@ -41,16 +41,38 @@ std::string size_text(const RecordKey& k) {
 
 std::string rule(const CompareOptions& o) {
   return fmt::format(
-      "regression: the median over repetitions worse by more than {:g}% and significant "
-      "(one-sided Mann-Whitney U, Benjamini-Hochberg q <= {:g} over all records); with one "
-      "repetition on a side: worse by more than {:g}% and the noise band ({:g} x max "
-      "(p99-p50)/p50), with p50 agreeing; time compared below {}, busbw from {}",
-      o.threshold * 100, o.alpha, o.threshold * 100, o.noise_factor, format_size(o.latency_bytes),
+      "over launches, on log p50 times: shape test (each record against its launch's median "
+      "record, Welch's t, {:g} % family-wise) regresses where the lower bound of the ratio "
+      "exceeds {:g}x (or the record's own night-to-night threshold, with a history of {} or "
+      "more nights); level test (each launch's geometric mean, over launches whose control "
+      "agrees) where it exceeds {:g}x; with one launch on a side: worse by more than {:g}% and "
+      "the noise band ({:g} x max (p99-p50)/p50), with p50 agreeing; time shown below {}, busbw "
+      "from {}",
+      (1 - o.alpha) * 100, 1 + o.threshold, kHistoryNights, 1 + o.level_threshold,
+      o.threshold * 100, o.noise_factor, format_size(o.latency_bytes),
       format_size(o.latency_bytes));
 }
 
-std::string q_text(const Comparison& c) {
-  return c.method == Method::UTest ? fmt::format("{:.2g}", c.q_value) : std::string("-");
+// The shape test's ratio and its bounds, "3.00 (2.71-3.32)"; "-" for the noise-band rule.
+std::string ratio_cell(const Comparison& c) {
+  if (c.method != Method::Shape) return "-";
+  return fmt::format("{:.2f} ({:.2f}-{:.2f})", c.ratio, c.ratio_low, c.ratio_high);
+}
+
+std::string floor_cell(const Comparison& c) {
+  return fmt::format("{:.2f}{}", c.floor, c.floor_from_history ? "h" : "");
+}
+
+const char* outcome_name(CompareOutcome o) {
+  switch (o) {
+    case CompareOutcome::Regression:
+      return "regression";
+    case CompareOutcome::Inconclusive:
+      return "inconclusive";
+    case CompareOutcome::Ok:
+      return "ok";
+  }
+  return "ok";
 }
 
 std::string runs_text(const Comparison& c) {
@@ -63,23 +85,41 @@ std::string support_text(const Comparison& c) {
              : std::string("-");
 }
 
+// The level test's result, one line.
+std::string level_line(const CompareReport& r) {
+  const LevelTest& l = r.level;
+  if (!l.matched) return "level test: not judged: " + l.why;
+  if (l.verdict.change == Change::Inconclusive) return "level test: not judged: " + l.verdict.why;
+  return fmt::format(
+      "level test: geometric mean new/base {:.3f} ({:g} % CI {:.3f}-{:.3f}, floor {:.2f}) over {} "
+      "v {} launches{}: {}",
+      l.verdict.ratio, (1 - r.options.alpha) * 100, l.verdict.low, l.verdict.high, l.floor,
+      l.verdict.reference_launches, l.verdict.candidate_launches,
+      l.gated ? fmt::format(" whose control agrees (of {} v {})", l.base_launches, l.new_launches)
+              : std::string(" (no control measured)"),
+      change_name(l.verdict.change));
+}
+
 void write_table(const CompareReport& r, std::ostream& out) {
+  out << r.headline << "\n";
   out << fmt::format("# commbench compare: {} (base) -> {} (new)\n", r.base_path, r.new_path);
   out << "# " << rule(r.options) << "\n";
   TextTable t;
   using A = TextTable::Align;
   t.set_header(
       {"collective", "backend", "algorithm", "dtype", "op", "place", "root", "ranks", "size",
-       "metric", "base", "new", "change", "p50 chg", "noise", "q", "reps", "nbrs", "status"},
+       "metric", "base", "new", "change", "p50 chg", "noise", "ratio (CI)", "floor", "reps", "nbrs",
+       "status"},
       {A::Left, A::Left, A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right, A::Left,
-       A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Left});
+       A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right,
+       A::Left});
   for (const Comparison* c : r.ordered()) {
     const RecordKey& k = c->key;
     t.add_row({k.collective, k.backend, k.algorithm, k.dtype, k.op, k.placement, root_text(k.root),
                std::to_string(k.nranks), size_text(k), metric_name(c->metric),
                value(*c, c->base.value), value(*c, c->next.value), percent(c->change),
-               percent(p50_change(*c)), fmt::format("{:.1f}%", c->noise * 100), q_text(*c),
-               runs_text(*c), support_text(*c),
+               percent(p50_change(*c)), fmt::format("{:.1f}%", c->noise * 100), ratio_cell(*c),
+               floor_cell(*c), runs_text(*c), support_text(*c),
                c->verdict == Verdict::Regression ? "REGRESSION" : verdict_name(c->verdict)});
   }
   if (!t.empty()) {
@@ -88,6 +128,7 @@ void write_table(const CompareReport& r, std::ostream& out) {
   }
   for (const auto& k : r.base_only) out << "# only in base: " << describe(k) << "\n";
   for (const auto& k : r.new_only) out << "# only in new: " << describe(k) << "\n";
+  if (r.level.judged) out << "# " << level_line(r) << "\n";
   for (const auto& w : r.warnings) out << "# warning: " << w << "\n";
   for (const auto& n : r.notes) out << "# note: " << n << "\n";
   out << "# " << r.summary() << "\n" << std::flush;
@@ -97,8 +138,8 @@ void write_csv(const CompareReport& r, std::ostream& out) {
   out << csv_line({"collective", "backend",  "algorithm",  "dtype",          "op",
                    "placement",  "root",     "nranks",     "bytes",          "metric",
                    "base",       "new",      "change_pct", "p50_change_pct", "noise_pct",
-                   "base_runs",  "new_runs", "status",     "method",         "p_value",
-                   "q_value",    "support"})
+                   "base_runs",  "new_runs", "status",     "method",         "ratio",
+                   "ratio_low",  "ratio_high", "floor",    "support"})
       << "\r\n";
   auto key_fields = [](const RecordKey& k) {
     return std::vector<std::string>{k.collective,
@@ -119,8 +160,10 @@ void write_csv(const CompareReport& r, std::ostream& out) {
         {metric_name(c->metric), num(c->base.value), num(c->next.value), num(c->change * 100),
          num(p50_change(*c) * 100), num(c->noise * 100), std::to_string(c->base.runs),
          std::to_string(c->next.runs), verdict_name(c->verdict), method_name(c->method),
-         c->method == Method::UTest ? num(c->p_value) : std::string(),
-         c->method == Method::UTest ? num(c->q_value) : std::string(), std::to_string(c->support)});
+         c->method == Method::Shape ? num(c->ratio) : std::string(),
+         c->method == Method::Shape ? num(c->ratio_low) : std::string(),
+         c->method == Method::Shape ? num(c->ratio_high) : std::string(), num(c->floor),
+         std::to_string(c->support)});
     out << csv_line(f) << "\r\n";
   }
   for (const auto* list : {&r.base_only, &r.new_only}) {
@@ -128,7 +171,7 @@ void write_csv(const CompareReport& r, std::ostream& out) {
       auto f = key_fields(k);
       f.resize(f.size() + 8);
       f.push_back(list == &r.base_only ? "base_only" : "new_only");
-      f.resize(f.size() + 4);
+      f.resize(f.size() + 6);
       out << csv_line(f) << "\r\n";
     }
   }
@@ -154,6 +197,22 @@ json side_json(const Side& s) {
           {"values", s.values}, {"outlier_runs", s.outlier_runs}};
 }
 
+json level_json(const LevelTest& l) {
+  if (!l.judged) return nullptr;
+  return {{"gated", l.gated},
+          {"matched", l.matched},
+          {"change", change_name(l.verdict.change)},
+          {"ratio", l.verdict.ratio},
+          {"ratio_low", l.verdict.low},
+          {"ratio_high", l.verdict.high},
+          {"floor", l.floor},
+          {"base_launches", l.base_launches},
+          {"new_launches", l.new_launches},
+          {"base_launches_used", l.verdict.reference_launches},
+          {"new_launches_used", l.verdict.candidate_launches},
+          {"why", l.why}};
+}
+
 void write_json(const CompareReport& r, std::ostream& out) {
   json doc = {{"schema", kCompareSchema},
               {"base", r.base_path},
@@ -164,7 +223,12 @@ void write_json(const CompareReport& r, std::ostream& out) {
                 {"latency_bytes", r.options.latency_bytes},
                 {"fail_on_missing", r.options.fail_on_missing},
                 {"alpha", r.options.alpha},
-                {"test", "one-sided Mann-Whitney U, Benjamini-Hochberg"}}},
+                {"level_threshold_pct", r.options.level_threshold * 100},
+                {"history_nights", r.history_nights},
+                {"test", "shape: Welch's t on log p50 times minus the launch median, Bonferroni; "
+                         "level: Welch's t on the launches' log geometric means, control-gated"}}},
+              {"verdict", {{"outcome", outcome_name(r.outcome)}, {"line", r.headline}}},
+              {"level", level_json(r.level)},
               {"summary",
                {{"compared", r.rows.size()},
                 {"regressions", r.count(Verdict::Regression)},
@@ -189,8 +253,12 @@ void write_json(const CompareReport& r, std::ostream& out) {
     row["p50_change_pct"] = p50_change(*c) * 100;
     row["noise_pct"] = c->noise * 100;
     row["method"] = method_name(c->method);
-    row["p_value"] = c->method == Method::UTest ? json(c->p_value) : json(nullptr);
-    row["q_value"] = c->method == Method::UTest ? json(c->q_value) : json(nullptr);
+    const bool shape = c->method == Method::Shape;
+    row["ratio"] = shape ? json(c->ratio) : json(nullptr);
+    row["ratio_low"] = shape ? json(c->ratio_low) : json(nullptr);
+    row["ratio_high"] = shape ? json(c->ratio_high) : json(nullptr);
+    row["floor"] = c->floor;
+    row["floor_from_history"] = c->floor_from_history;
     row["support"] = c->support;
     row["status"] = verdict_name(c->verdict);
     doc["comparisons"].push_back(row);
@@ -204,7 +272,7 @@ void md_rows(MarkdownTable& t, const std::vector<const Comparison*>& rows) {
   using A = MarkdownTable::Align;
   t.set_header(
       {"collective", "backend/algorithm", "dtype", "op", "placement", "root", "ranks", "size",
-       "metric", "base", "new", "change", "p50 change", "noise", "q", "reps", "status"},
+       "metric", "base", "new", "change", "p50 change", "noise", "ratio (CI)", "reps", "status"},
       {A::Left, A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right, A::Left, A::Right,
        A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Left});
   for (const Comparison* c : rows) {
@@ -215,18 +283,14 @@ void md_rows(MarkdownTable& t, const std::vector<const Comparison*>& rows) {
                md_escape(k.dtype), md_escape(k.op), md_escape(k.placement), root_text(k.root),
                std::to_string(k.nranks), size_text(k), metric_name(c->metric),
                value(*c, c->base.value), value(*c, c->next.value), strong(percent(c->change)),
-               percent(p50_change(*c)), fmt::format("{:.1f}%", c->noise * 100), q_text(*c),
+               percent(p50_change(*c)), fmt::format("{:.1f}%", c->noise * 100), ratio_cell(*c),
                runs_text(*c), strong(verdict_name(c->verdict))});
   }
 }
 
 void write_md(const CompareReport& r, std::ostream& out) {
   int regressions = r.count(Verdict::Regression);
-  out << "### commbench compare: "
-      << (r.regressions() > 0
-              ? fmt::format("**{} regression{}**", r.regressions(), r.regressions() == 1 ? "" : "s")
-              : std::string("no regressions"))
-      << "\n\n";
+  out << "### " << md_escape(r.headline) << "\n\n";
   out << fmt::format(
       "{} (base) → {} (new): {} compared · {} regression{} · {} improvement{} · "
       "{} within noise · {} unchanged · {} only in base · {} only in new\n\n",
@@ -234,6 +298,7 @@ void write_md(const CompareReport& r, std::ostream& out) {
       regressions == 1 ? "" : "s", r.count(Verdict::Improvement),
       r.count(Verdict::Improvement) == 1 ? "" : "s", r.count(Verdict::Noise),
       r.count(Verdict::Unchanged), r.base_only.size(), r.new_only.size());
+  if (r.level.judged) out << md_escape(level_line(r)) << "\n\n";
   for (const auto& w : r.warnings) out << "> **Warning:** " << md_escape(w) << "\n>\n";
   if (!r.warnings.empty()) out << "\n";
   std::vector<const Comparison*> changed, unchanged;

@@ -7,7 +7,7 @@
 #include <ostream>
 #include <thread>
 
-#include "report/significance.hpp"
+#include "report/launch_statistics.hpp"
 #include "report/writer.hpp"
 
 namespace cb {

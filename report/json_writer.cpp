@@ -16,6 +16,7 @@ class JsonWriter : public Writer {
     doc_["results"] = nlohmann::ordered_json::array();
   }
   void add(const ResultRecord& r) override { doc_["results"].push_back(ordered_json(r)); }
+  void update_meta(const RunMeta& meta) override { doc_["meta"] = nlohmann::json(meta); }
   void finish() override { out_ << doc_.dump(1) << "\n" << std::flush; }
 
  private:

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/schema.hpp"
-#include "report/significance.hpp"  // median_of
+#include "report/launch_statistics.hpp"  // median_of
 
 namespace cb {
 

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "report/compare.hpp"
-#include "report/significance.hpp"
+#include "report/launch_statistics.hpp"
 
 namespace cb {
 

@@ -49,6 +49,7 @@ class CheckedWriter : public Writer {
     inner_->add(r);
     drain();
   }
+  void update_meta(const RunMeta& meta) override { inner_->update_meta(meta); }
   void finish() override {
     inner_->finish();
     drain();
@@ -93,6 +94,7 @@ class AtomicFileWriter : public Writer {
       : file_(path), inner_(make(file_.stream())) {}
   void begin(const RunMeta& meta) override { inner_->begin(meta); }
   void add(const ResultRecord& r) override { inner_->add(r); }
+  void update_meta(const RunMeta& meta) override { inner_->update_meta(meta); }
   void finish() override {
     inner_->finish();
     file_.commit();

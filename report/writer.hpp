@@ -18,6 +18,9 @@ class Writer {
   virtual ~Writer() = default;
   virtual void begin(const RunMeta& meta) = 0;
   virtual void add(const ResultRecord& record) = 0;
+  // The meta again before finish(), with what only the end of the run knows (its launches'
+  // control measurements); formats that write the meta at the end take it.
+  virtual void update_meta(const RunMeta&) {}
   virtual void finish() = 0;
 };
 

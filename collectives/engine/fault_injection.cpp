@@ -23,6 +23,14 @@ const TestFault& test_fault() {
     if (auto second = rest.find(':'); kind == "slow" && second != std::string::npos) {
       f.slow_rank = rank;
       f.slow_us = std::atoi(rest.c_str() + second + 1);
+      if (auto third = rest.find(':', second + 1); third != std::string::npos) {
+        std::string scope = rest.substr(third + 1);
+        auto fourth = scope.find(':');
+        f.slow_collective = scope.substr(0, fourth);
+        if (fourth != std::string::npos) {
+          f.slow_min_bytes = std::strtoull(scope.c_str() + fourth + 1, nullptr, 10);
+        }
+      }
     }
     return f;
   }();

@@ -2,8 +2,12 @@
 // hang inside the timed loop (hang), corrupt one element of its validated result (corrupt), or
 // kill itself with SIGKILL inside the timed loop as a crashed rank would (die), or sleep US
 // microseconds after every call it issues in the timed loop (slow:R:US, a setting known to be
-// slower for tests of advice). Read once.
+// slower for tests of advice; slow:R:US:COLLECTIVE:MIN_BYTES only for that collective where a
+// rank's buffer holds at least MIN_BYTES, for tests of compare). Read once.
 #pragma once
+
+#include <cstdint>
+#include <string>
 
 namespace cb {
 
@@ -13,6 +17,8 @@ struct TestFault {
   int die_rank = -1;
   int slow_rank = -1;
   int slow_us = 0;
+  std::string slow_collective;      // empty: every collective
+  std::uint64_t slow_min_bytes = 0;  // count x element size of the call
 };
 
 const TestFault& test_fault();

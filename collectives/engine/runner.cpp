@@ -49,6 +49,20 @@ CollectiveCall Runner::call_for(const Case& c) const {
   return {c.collective, c.dtype, c.op, c.placement, std::max(c.root, 0), c.count, send_, recv_};
 }
 
+namespace {
+
+// Whether the test-only slow fault applies to this rank's call (all calls, or one collective's
+// from a size on).
+bool slowed(int rank, const CollectiveCall& call) {
+  const TestFault& f = test_fault();
+  if (rank != f.slow_rank) return false;
+  if (f.slow_collective.empty()) return true;
+  return name(call.collective) == f.slow_collective &&
+         call.count * info(call.dtype).size >= f.slow_min_bytes;
+}
+
+}  // namespace
+
 // Between batches only the watchdog's deadline moves: its thread sleeps through the batch, and
 // commbench runs no other thread of its own in a rank, so nothing of ours shares the rank's core.
 double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
@@ -58,7 +72,7 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   if (comm.rank() == test_fault().hang_rank) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // never enters the call
   }
-  const int slow_us = comm.rank() == test_fault().slow_rank ? test_fault().slow_us : 0;
+  const int slow_us = slowed(comm.rank(), call) ? test_fault().slow_us : 0;
   std::unique_ptr<IterationTimer> own;
   if (!timer) {
     own = comm.make_timer();

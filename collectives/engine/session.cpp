@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <numeric>
+#include <random>
 #include <utility>
 
+#include "collectives/engine/control_measurement.hpp"
 #include "collectives/engine/watchdog.hpp"
 #include "common/error.hpp"
 
@@ -31,15 +34,43 @@ void Session::note(const std::string& message, const SessionEvents& events) {
   std::cerr << "commbench: note: " << message << "\n";
 }
 
+namespace {
+
+// The order in which a plan's cases run: plan order, or shuffled by `seed` (Fisher-Yates on a
+// fixed generator, so that every rank draws the same order).
+std::vector<std::size_t> case_order(std::size_t n, std::uint64_t seed) {
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  if (seed == 0) return order;
+  std::mt19937_64 gen(seed);
+  for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[gen() % i]);
+  return order;
+}
+
+}  // namespace
+
 void Session::run(int nnodes, const SessionEvents& events) {
   std::size_t total = 0, done = 0;
   for (const auto& plan : plans_) total += plan.size();
+  launch_control_ = LaunchControl{};
+  launch_control_.case_order_seed = case_order_seed();
+  HostLoad load;
+  load.start();
+  sample_control_collectively(control_, "start", launch_control_);
+  bool middle_taken = false;
   for (std::size_t bi = 0; bi < backends_.size(); ++bi) {
     Backend& backend = *backends_[bi];
     Runner runner(backend, control_, watchdog_, options_, plans_[bi]);
     comms_.clear();  // the previous backend's are done
     auto& comms = comms_;
-    for (const Case& c : plans_[bi]) {
+    // Records of a shuffled order wait here, by plan index, until the backend is done.
+    std::map<std::size_t, ResultRecord> held;
+    for (std::size_t index : case_order(plans_[bi].size(), launch_control_.case_order_seed)) {
+      const Case& c = plans_[bi][index];
+      if (!middle_taken && 2 * done >= total) {
+        sample_control_collectively(control_, "middle", launch_control_);
+        middle_taken = true;
+      }
       ++done;
       if (events.case_started) {
         events.case_started(done, total, fmt::format("{} {}", backend.name(), describe(c)));
@@ -75,7 +106,23 @@ void Session::run(int nnodes, const SessionEvents& events) {
         wrong_total_ += *rec.wrong;
         if (wrong_cases_++ == 0) first_wrong_ = fmt::format("{} {}", backend.name(), describe(c));
       }
-      sink_(rec);
+      if (launch_control_.case_order_seed == 0) {
+        sink_(rec);
+      } else {
+        held.emplace(index, std::move(rec));
+      }
+    }
+    for (const auto& [index, rec] : held) sink_(rec);
+  }
+  if (!middle_taken) sample_control_collectively(control_, "middle", launch_control_);
+  sample_control_collectively(control_, "end", launch_control_);
+  load.finish(launch_control_);
+  if (control_.rank() == 0) {
+    if (std::string moved = control_moved(launch_control_); !moved.empty()) {
+      if (events.before_note) events.before_note();
+      std::cerr << "commbench: warning: the machine changed during this launch (" << moved
+                << "): its figures mix two speeds of the host; compare launches whose control "
+                   "agrees\n";
     }
   }
 }

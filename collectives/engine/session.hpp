@@ -33,8 +33,13 @@ class Session {
           const std::vector<std::vector<Case>>& plans, Control& control, Watchdog& watchdog,
           RunnerOptions options, std::function<void(const ResultRecord&)> sink);
 
-  // Runs every case; `nnodes` goes into each record.
+  // Runs every case; `nnodes` goes into each record. With a case order seed (a repetition of
+  // `run --repeat`) each backend's cases run in an order shuffled by it, and their records reach
+  // the sink in plan order when the backend is done. The launch's control is measured at the
+  // start, middle and end (rank 0 measures; a warning when it moved).
   void run(int nnodes, const SessionEvents& events = {});
+  // The launch's control measurement and case order seed (on rank 0; after run()).
+  const LaunchControl& launch_control() const { return launch_control_; }
   // Throws a validation Error when any result had wrong elements.
   void check_results() const;
 
@@ -54,6 +59,7 @@ class Session {
   std::uint64_t wrong_total_ = 0;
   std::uint64_t wrong_cases_ = 0;
   std::string first_wrong_;
+  LaunchControl launch_control_;
 };
 
 }  // namespace cb

@@ -44,9 +44,12 @@ def leftovers(directory):
 # --- compare -----------------------------------------------------------------------------------
 
 def test_compare_finds_crafted_regressions():
-    p = run(["compare", data("base.json"), data("new-regressed.json")], check=5)
-    one_error_line(p, "2 regressions", "8 B time +40.0%")
-    rows = [l for l in p.stdout.splitlines() if "REGRESSION" in l]
+    # One launch a side: the single-launch rule, at the 5 % threshold the files were made for.
+    p = run(["compare", data("base.json"), data("new-regressed.json"), "--threshold", "5"],
+            check=5)
+    one_error_line(p, "REGRESSION allreduce 8 B\u20131 MiB ", "noise-band rule, threshold 5 %")
+    assert p.stdout.startswith("REGRESSION allreduce 8 B\u20131 MiB "), p.stdout
+    rows = [l for l in p.stdout.splitlines()[1:] if "REGRESSION" in l]
     assert len(rows) == 2, p.stdout
     assert any("1 MiB" in r and "-30.0%" in r for r in rows), rows
     assert "improvement" in p.stdout and "noise" in p.stdout
@@ -57,7 +60,7 @@ def test_compare_finds_crafted_regressions():
 def test_compare_noise_band_and_threshold_options():
     # The 16 MiB change (-12 %) hides in its 40 % spread; without the band it is a regression.
     p = run(["compare", data("base.json"), data("new-regressed.json"), "--noise-factor", "0",
-             "--format", "json"], check=5)
+             "--threshold", "5", "--format", "json"], check=5)
     doc = json.loads(p.stdout)
     status = {(c["collective"], c["bytes"]): c["status"] for c in doc["comparisons"]}
     assert status[("allreduce", 16 << 20)] == "regression", status
@@ -67,7 +70,7 @@ def test_compare_noise_band_and_threshold_options():
     assert "0 regressions" in p.stdout
     # Everything compared by busbw: the 8 B case is judged on bandwidth, barrier still on time.
     p = run(["compare", data("base.json"), data("new-regressed.json"), "--latency-bytes", "0",
-             "--format", "csv"], check=5)
+             "--threshold", "5", "--format", "csv"], check=5)
     lines = p.stdout.splitlines()
     assert any(l.startswith("allreduce,mpi,default,float,sum,out,-1,2,8,busbw,") for l in lines)
     assert any(l.startswith("barrier,") and ",time," in l for l in lines)
@@ -77,7 +80,7 @@ def test_compare_missing_records_can_fail():
     run(["compare", data("base.json"), data("new-other-host.json")], check=0)
     p = run(["compare", data("base.json"), data("new-regressed.json"), "--threshold", "90",
              "--fail-on-missing"], check=5)
-    one_error_line(p, "1 regression", "only in base")
+    one_error_line(p, "REGRESSION 1 record only in base", "broadcast")
 
 
 def test_compare_warns_about_different_hardware():
@@ -97,10 +100,12 @@ def test_compare_reads_every_format_and_writes_reports_atomically():
     d = tempdir()
     out = os.path.join(d, "comment.md")
     p = run(["compare", data("base.csv"), data("new-regressed.json"), "--format", "json",
-             "--output", out], check=5)
-    assert json.loads(p.stdout)["schema"] == "commbench/compare/v1"
+             "--threshold", "5", "--output", out], check=5)
+    doc = json.loads(p.stdout)
+    assert doc["schema"] == "commbench/compare/v1"
+    assert doc["verdict"]["outcome"] == "regression", doc["verdict"]
     md = open(out).read()
-    assert md.startswith("### commbench compare: **2 regressions**"), md[:200]
+    assert md.startswith("### REGRESSION allreduce "), md[:200]
     assert "<details><summary>" in md and "| --- |" in md
     assert leftovers(d) == []
     run(["compare", data("base.jsonl"), data("base.json"), "--output", os.path.join(d, "r.txt")],
@@ -352,7 +357,8 @@ def test_end_to_end_run_compare_check_plot():
     slow = os.path.join(d, "slow.json")
     json.dump(doc, open(slow, "w"))
     p = run(["compare", a, slow, "--noise-factor", "0"], check=5)
-    one_error_line(p, "14 regressions")
+    one_error_line(p, "REGRESSION allreduce 8 B\u201364 KiB ")
+    assert "14 regressions" in p.stdout, p.stdout
 
     # The CI machine's acceptance spec, with this machine's own topology probed live. The floor
     # is 40x below what two ranks reach here, but a machine loaded by other work can still miss

@@ -118,23 +118,29 @@ def test_compare_and_check_judge_repetitions():
     a, b = os.path.join(d, "a.json"), os.path.join(d, "b.jsonl")
     run(["run", "-B", "gloo", *QUICK, "--repeat", "3", "--output", a], check=0)
     run(["run", "-B", "gloo", *QUICK, "--repeat", "3", "--output", b], check=0)
+    # Each launch's control measurement and case order seed are in meta.
+    launches = json.load(open(a))["meta"]["launches"]
+    assert [l["repeat"] for l in launches] == [0, 1, 2], launches
+    assert all(l["case_order_seed"] > 0 and [s["at"] for s in l["control"]] ==
+               ["start", "middle", "end"] and all(s["pingpong_ns"] > 0 and s["compute_us"] > 0
+                                                  for s in l["control"]) for l in launches)
     p = run(["compare", a, b, "--format", "json"])
-    assert p.returncode in (0, 5), p.stderr
+    assert p.returncode in (0, 6), p.stderr
     rows = json.loads(p.stdout)["comparisons"]
-    assert rows and all(r["method"] == "u-test" and r["base"]["runs"] == 3 and
-                        r["new"]["runs"] == 3 and r["q_value"] is not None for r in rows), rows
+    assert rows and all(r["method"] == "shape" and r["base"]["runs"] == 3 and
+                        r["new"]["runs"] == 3 and r["ratio_low"] is not None for r in rows), rows
     # A directory of earlier runs is a baseline: its repetitions are pooled.
     hist = os.path.join(d, "history")
     os.mkdir(hist)
     os.rename(a, os.path.join(hist, "a.json"))
     p = run(["compare", hist, b, "--format", "json"])
-    assert p.returncode in (0, 5), p.stderr
+    assert p.returncode in (0, 6), p.stderr
     assert all(r["base"]["runs"] == 3 for r in json.loads(p.stdout)["comparisons"])
     spec = os.path.join(d, "spec.toml")
     with open(spec, "w") as f:
         f.write('[[results]]\ncollective = "allreduce"\nmax_time_us = 1e9\n')
     p = run(["check", spec, b], check=0)
-    assert "median of 3 repetitions" in p.stdout, p.stdout
+    assert "geometric mean of 3 launches" in p.stdout, p.stdout
 
 
 if __name__ == "__main__":

@@ -73,6 +73,43 @@ TEST(Check, TimeAndTailLimits) {
   EXPECT_TRUE(r.items[1].passed) << r.items[1].measured;
 }
 
+// A file of one allreduce 1 MiB measured in launches of the given times (us).
+ResultFile launches_of_times(const std::vector<double>& times) {
+  ResultFile f;
+  f.path = "launches.json";
+  f.format = "json";
+  int k = 0;
+  for (double t : times) {
+    ResultRecord r = test::mpi_allreduce_record(1 << 20);
+    r.time_us = r.p50_us = r.p99_us = t;
+    r.repeat = k++;
+    f.records.push_back(r);
+  }
+  return f;
+}
+
+TEST(Check, OverLaunchesTheGeometricMeanIsJudgedAndTheNoiseSaid) {
+  Spec spec = parse_spec("[[results]]\ncollective = \"allreduce\"\nmax_time_us = 100\n", "s.toml");
+  // 110 and 121 us: geometric mean sqrt(110 x 121) = 115.4 us; two launches, sd of the logs
+  // 0.0674, t(0.995; 1) = 63.66: the interval reaches far below 100.
+  CheckReport wide = evaluate_spec(spec, {launches_of_times({110, 121})}, nullptr, "x");
+  ASSERT_FALSE(wide.items[0].passed);
+  EXPECT_NE(wide.items[0].measured.find("worst time 115"), std::string::npos)
+      << wide.items[0].measured;
+  EXPECT_NE(wide.items[0].measured.find("geometric mean of 2 launches"), std::string::npos);
+  EXPECT_TRUE(detail_has(wide.items[0], "within their noise")) << wide.items[0].details[0];
+  // Five steady launches at 109-111 us: wholly above the limit.
+  CheckReport tight =
+      evaluate_spec(spec, {launches_of_times({110, 111, 109, 110, 110})}, nullptr, "x");
+  ASSERT_FALSE(tight.items[0].passed);
+  EXPECT_TRUE(detail_has(tight.items[0], "5 launches, 99 % CI 1")) << tight.items[0].details[0];
+  EXPECT_TRUE(detail_has(tight.items[0], "beyond their noise")) << tight.items[0].details[0];
+  // One slow launch of five (a machine mode) does not fail a limit the others meet by far.
+  CheckReport mode =
+      evaluate_spec(spec, {launches_of_times({50, 51, 49, 50, 100})}, nullptr, "x");
+  EXPECT_TRUE(mode.items[0].passed) << mode.items[0].measured;
+}
+
 TEST(Check, NothingMeasuredFails) {
   CheckReport r = check("[[results]]\ncollective = \"allreduce\"\nnranks = 8\nmin_busbw_GBps = 1\n",
                         {"base.json"});
