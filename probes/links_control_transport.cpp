@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "probes/links_transport.hpp"
-#include "report/significance.hpp"  // median_of
+#include "report/launch_statistics.hpp"  // median_of
 
 namespace cb {
 

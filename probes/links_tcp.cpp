@@ -15,7 +15,7 @@
 #include <map>
 
 #include "common/error.hpp"
-#include "report/significance.hpp"  // median_of
+#include "report/launch_statistics.hpp"  // median_of
 
 namespace cb {
 
