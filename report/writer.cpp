@@ -124,6 +124,7 @@ class RoofWriter : public Writer {
     for (auto& launch : judged.repeats) apply_roof(launch, topology_);
     inner_->add(judged);
   }
+  void update_meta(const RunMeta& meta) override { inner_->update_meta(meta); }
   void finish() override { inner_->finish(); }
 
  private:

@@ -141,7 +141,8 @@ def test_open_mpi_without_dynamic_rules_warns_once_and_runs_default():
     p = run(["run", "-B", "mpi", "-A", "all", "-c", "allreduce,bcast", "-e", "1K", "-f", "32",
              "--format", "csv", "--min-time", "0.002"], np=2,
             env={"OMPI_MCA_coll_tuned_use_dynamic_rules": "0"}, check=0)
-    warnings = [l for l in p.stderr.splitlines() if "warning" in l]
+    # The MPI backend's own warnings (a launch may also warn that the machine changed under it).
+    warnings = [l for l in p.stderr.splitlines() if "warning: mpi:" in l]
     assert len(warnings) == 1 and "OMPI_MCA_coll_tuned_use_dynamic_rules=1" in warnings[0], p.stderr
     assert "running default only" in warnings[0]
     assert {r["algorithm"] for r in parse_csv(p.stdout)} == {"default"}
