@@ -243,6 +243,7 @@ int execute_run(const RunRequest& rq) {
     for (auto& w : writers) w->update_meta(measured);
     for (auto& w : writers) w->finish();
     session->check_results();
+    session->warn_if_control_moved();
     return 0;
   } catch (const Error& e) {
     if (rank_status_wanted()) record_rank_exit(exit_code(e.kind()), e.what());

@@ -9,6 +9,7 @@
 
 #include "common/units.hpp"
 #include "report/compare.hpp"
+#include "report/compare_output.hpp"
 
 namespace cb {
 
@@ -93,7 +94,7 @@ std::string shape_change(const CompareReport& r, const std::vector<const Compari
 
 std::string noise_band_change(const Comparison& c) {
   return fmt::format("{} worse in {} (one launch a side: noise-band rule, threshold {:g} %)",
-                     fmt::format("{:+.1f} %", c.worse * 100), metric_name(c.metric),
+                     percent_change(c.worse), metric_name(c.metric),
                      (c.floor - 1) * 100);
 }
 

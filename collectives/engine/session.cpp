@@ -117,13 +117,14 @@ void Session::run(int nnodes, const SessionEvents& events) {
   if (!middle_taken) sample_control_collectively(control_, "middle", launch_control_);
   sample_control_collectively(control_, "end", launch_control_);
   load.finish(launch_control_);
-  if (control_.rank() == 0) {
-    if (std::string moved = control_moved(launch_control_); !moved.empty()) {
-      if (events.before_note) events.before_note();
-      std::cerr << "commbench: warning: the machine changed during this launch (" << moved
-                << "): its figures mix two speeds of the host; compare launches whose control "
-                   "agrees\n";
-    }
+}
+
+void Session::warn_if_control_moved() const {
+  if (control_.rank() != 0) return;
+  if (std::string moved = control_moved(launch_control_); !moved.empty()) {
+    std::cerr << "commbench: warning: the machine changed during this launch (" << moved
+              << "): its figures mix two speeds of the host; compare launches whose control "
+                 "agrees\n";
   }
 }
 

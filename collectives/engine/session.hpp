@@ -42,6 +42,9 @@ class Session {
   const LaunchControl& launch_control() const { return launch_control_; }
   // Throws a validation Error when any result had wrong elements.
   void check_results() const;
+  // After the results are written (so that a failure to write them is the first line): warns
+  // on stderr, from rank 0, when the launch's control measurement moved during it.
+  void warn_if_control_moved() const;
 
  private:
   void note(const std::string& message, const SessionEvents& events);
