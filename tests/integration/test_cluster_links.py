@@ -9,10 +9,11 @@ import time
 from cbtest import Skip, is_openmpi, main, run, tempdir
 from cluster import emulated_cluster
 
-# Both rails' tests ask for half the median rather than the default 0.8: on a loaded 2-core
+# Both rails' tests ask for a fifth of the median rather than the default 0.8: on a loaded 2-core
 # machine an unthrottled emulated link (bandwidth made by CPUs) can fall to 0.7 of the median,
-# while a link throttled to 100 Mbit/s measures under 0.05.
-PER_NIC = ["probe", "links", "--per-nic", "--min-fraction", "0.5", "--format", "json"]
+# and one healthy emulated rail was once measured at 0.45 of the other, while a link throttled to
+# 100 Mbit/s measures under 0.05.
+PER_NIC = ["probe", "links", "--per-nic", "--min-fraction", "0.2", "--format", "json"]
 
 
 def need_openmpi():
@@ -79,8 +80,8 @@ def test_per_nic_names_one_hosts_nic_and_no_other():
         assert bw[0]["fraction"] < 0.1, bw
     spec = os.path.join(tmp, "links.toml")
     with open(spec, "w") as f:
-        f.write('[[links]]\nname = "rail 1"\nlinks_nic = "eth1"\nlinks_min_fraction_of_median = 0.5\n'
-                '[[links]]\nname = "rail 0"\nlinks_nic = "eth0"\nlinks_min_fraction_of_median = 0.5\n')
+        f.write('[[links]]\nname = "rail 1"\nlinks_nic = "eth1"\nlinks_min_fraction_of_median = 0.2\n'
+                '[[links]]\nname = "rail 0"\nlinks_nic = "eth0"\nlinks_min_fraction_of_median = 0.2\n')
     p = run(["check", spec, "--links", out])
     assert p.returncode == 5, (p.returncode, p.stdout, p.stderr)
     first = p.stderr.splitlines()[0]
