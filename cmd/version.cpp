@@ -31,7 +31,9 @@ void register_version(CLI::App& app, Action& action) {
   auto flags = std::make_shared<std::map<std::string, std::string>>();
   for (const auto& e : backend_registry()) {
     if (!e.version_lines) continue;
-    for (const auto& f : e.flags) v->add_option(f.name, (*flags)[f.name], f.help);
+    for (const auto& f : e.flags) {
+      if (f.in_version) v->add_option(f.name, (*flags)[f.name], f.help);
+    }
   }
   v->callback([&action, flags] { action = [flags] { return print_version(*flags); }; });
 }

@@ -133,12 +133,50 @@ void read_json_fields(const json& j, ResultRecord& r, unsigned only = 0) {
   }
 }
 
+// `rank_time_us`, when the record has it.
+template <typename J>
+void rank_time_to_json(J& j, const ResultRecord& r) {
+  if (!r.rank_time) return;
+  const RankTimes& t = *r.rank_time;
+  J o = J::object();
+  o["min"] = t.min_us;
+  o["median"] = t.median_us;
+  o["max"] = t.max_us;
+  o["slowest_rank"] = t.slowest_rank;
+  o["slowest_host"] = t.slowest_host;
+  o["slowest_gpu"] = json_value<J>(t.slowest_gpu);
+  o["slowest_core"] = json_value<J>(t.slowest_core);
+  j["rank_time_us"] = o;
+}
+
+std::optional<RankTimes> rank_time_from_json(const json& j) {
+  auto it = j.find("rank_time_us");
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) usage_error("result field 'rank_time_us' must be an object");
+  const json& o = *it;
+  auto index = [&](const char* key) -> std::optional<int> {
+    auto v = o.find(key);
+    if (v == o.end() || v->is_null()) return std::nullopt;
+    return static_cast<int>(get_count(o, key));
+  };
+  RankTimes t;
+  t.min_us = get_number(o, "min");
+  t.median_us = get_number(o, "median");
+  t.max_us = get_number(o, "max");
+  t.slowest_rank = static_cast<int>(get_count(o, "slowest_rank"));
+  t.slowest_host = get_string(o, "slowest_host");
+  t.slowest_gpu = index("slowest_gpu");
+  t.slowest_core = index("slowest_core");
+  return t;
+}
+
 // The measured figures of one repetition inside a summary record.
 template <typename J>
 J repeat_json(const ResultRecord& r) {
   J j = J::object();
   j["repeat"] = r.repeat.value_or(0);
   write_json_fields(j, r, kFigure);
+  rank_time_to_json(j, r);
   return j;
 }
 
@@ -168,6 +206,7 @@ ResultRecord repeat_from_json(const json& j, const ResultRecord& summary) {
   r.repeats.clear();
   r.repeat = repeat_index(field(j, "repeat"));
   read_json_fields(j, r, kFigure);
+  r.rank_time = rank_time_from_json(j);
   return r;
 }
 
@@ -230,12 +269,14 @@ struct CsvCell {
 void to_json(json& j, const ResultRecord& r) {
   j = json::object();
   write_json_fields(j, r);
+  rank_time_to_json(j, r);
   repetition_fields_to_json(j, r);
 }
 
 void from_json(const json& j, ResultRecord& r) {
   if (!j.is_object()) usage_error("result record must be a JSON object");
   read_json_fields(j, r);
+  r.rank_time = rank_time_from_json(j);
   r.repeat.reset();
   if (auto it = j.find("repeat"); it != j.end() && !it->is_null()) r.repeat = repeat_index(*it);
   r.repeats.clear();
@@ -328,6 +369,7 @@ std::string series_algorithm(const ResultRecord& r) {
 nlohmann::ordered_json ordered_json(const ResultRecord& r) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   write_json_fields(out, r);
+  rank_time_to_json(out, r);
   repetition_fields_to_json(out, r);
   return out;
 }

@@ -18,6 +18,18 @@
 
 namespace cb {
 
+// Every rank's time for one case, each its own mean per iteration (time_us is the largest):
+// their spread and where the slowest ran. JSON and JSONL only, as `rank_time_us`. With several
+// GPUs per process, a process's GPUs are timed together and count as one rank, its first.
+struct RankTimes {
+  double min_us = 0, median_us = 0, max_us = 0;  // median: the mean of the middle two if even
+  int slowest_rank = 0;                          // the lowest rank among equally slow ones
+  std::string slowest_host;
+  std::optional<int> slowest_gpu;   // its local GPU index, where its process drives one GPU
+  std::optional<int> slowest_core;  // its CPU core, where its process is bound to exactly one
+  bool operator==(const RankTimes&) const = default;
+};
+
 struct ResultRecord {
   std::string backend;    // mpi, gloo, nccl
   std::string library;    // library name and version, e.g. "Open MPI 4.1.4"
@@ -38,6 +50,9 @@ struct ResultRecord {
   std::optional<double> algbw_GBps;                       // empty for barrier
   std::optional<double> busbw_GBps;
   std::optional<std::uint64_t> wrong;  // empty when not checked
+  // Each rank's time (written outside the field table, JSON only); empty where not measured
+  // (files written before it, and summaries over repetitions, whose launches each have theirs).
+  std::optional<RankTimes> rank_time;
   // `tune --env`: the environment combination of the job, "NAME=VALUE NAME2=VALUE2"; "" else.
   std::string env;
   // `run --repeat N`: the repetition (launch) this record comes from, 0-based; empty otherwise.
@@ -86,8 +101,8 @@ struct RecordField {
 // clang-format off
 // The result record's fields in contract order: the one description that CSV and JSON writing and
 // reading follow. A new field is one row here (and its member above); new columns go at the end,
-// flagged kLater. The repetition fields (`repeat`, `repetitions`, `repeats`) are JSON only and
-// written after these (see to_json).
+// flagged kLater. The repetition fields (`repeat`, `repetitions`, `repeats`) and `rank_time_us`
+// are JSON only and written after these (see to_json).
 inline constexpr RecordField kResultFields[] = {
     {"backend",    &ResultRecord::backend},
     {"library",    &ResultRecord::library},

@@ -32,6 +32,7 @@ std::optional<double> optional_median(const std::vector<ResultRecord>& g, F figu
 ResultRecord summarize_repetitions(const std::vector<ResultRecord>& group) {
   ResultRecord s = group.front();
   s.repeat.reset();
+  s.rank_time.reset();  // each launch keeps its own: a slowest rank is one launch's
   s.repeats = group;
   for (auto& r : s.repeats) r.repeats.clear();
   s.iters = static_cast<std::uint64_t>(

@@ -4,13 +4,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collectives/catalogue/catalogue.hpp"
 #include "collectives/catalogue/dtype.hpp"
-#include "collectives/validation/pattern.hpp"
 #include "collectives/engine/timer.hpp"
+#include "collectives/validation/pattern.hpp"
 
 namespace cb {
 
@@ -89,6 +90,10 @@ class Communicator {
   // that the library would silently replace for this count), or empty when it can. Depends
   // only on what is the same on every rank, so all ranks skip together.
   virtual std::string skip_reason(const CollectiveCall&) const { return {}; }
+  // Calls each issue() inside a timed batch makes (NCCL's --cuda-graph N: one launch of a graph
+  // of N captured calls); the runner divides its times by it. Outside timed batches (warm-up
+  // excepted, validation included) issue() makes one call.
+  virtual std::uint64_t calls_per_timed_issue() const { return 1; }
 };
 
 // Outcome of asking for an algorithm: a communicator, or the reason it cannot run.
@@ -106,6 +111,8 @@ class Backend {
   virtual std::string library_detail() const { return library(); }
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The local GPU index this process's rank runs on, where it drives exactly one.
+  virtual std::optional<int> local_gpu() const { return std::nullopt; }
   virtual bool supports(Collective c) const = 0;
   virtual bool supports(DType t) const = 0;
   virtual bool supports(Collective c, ReduceOp op) const = 0;

@@ -37,7 +37,9 @@ class HostMemory : public Memory {
             std::uint64_t src_offset) override {
     fill_periodic(dst, count, t, src_offset);
   }
-  void poison(void* dst, std::uint64_t bytes) override { std::memset(dst, 0xA5, bytes); }
+  void poison(void* dst, std::uint64_t bytes) override {
+    std::memset(dst, kUnwrittenMarker, bytes);
+  }
   std::uint64_t count_wrong(const void* buf, std::uint64_t count, const PeriodicTable& t,
                             std::uint64_t src_offset) override {
     return count_wrong_periodic(buf, count, t, src_offset);

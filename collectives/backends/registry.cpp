@@ -12,6 +12,7 @@
 #include "collectives/backends/mpi/mpi_tuning.hpp"
 #include "collectives/backends/nccl/nccl_backend.hpp"
 #include "collectives/backends/nccl/nccl_choices.hpp"
+#include "collectives/backends/nccl/nccl_policy.hpp"
 #include "collectives/backends/nccl/nccl_tuning.hpp"
 #include "collectives/engine/watchdog.hpp"
 #include "common/error.hpp"
@@ -65,11 +66,14 @@ const std::vector<BackendEntry>& backend_registry() {
              return gloo_backend::make_rendezvous_control(rendezvous, address, timeout_seconds);
            }},
 #endif
-      // Built with or without CUDA; without, it reports that (collectives/backends/nccl/no_cuda.cpp).
+      // Built with or without CUDA; without, it reports that
+      // (collectives/backends/nccl/no_cuda.cpp).
       {.name = "nccl",
        .description = "NCCL collectives on GPU memory (libnccl loaded at run time)",
        .unavailable_reason = nccl::unavailable_reason,
        .create = nccl::make_backend,
+       .check_options =
+           [](const BackendOptions& o) { nccl::cuda_graph_calls(o.flag("--cuda-graph")); },
        .apply_choices = nccl::apply_run_choices,
        .version_lines =
            [](const BackendOptions& o) { return nccl::version_lines(o.flag("--nccl-lib")); },
@@ -78,7 +82,11 @@ const std::vector<BackendEntry>& backend_registry() {
                          nccl::nccl_tuner_file}},
        .flags = {{"--nccl-lib",
                   "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then "
-                  "search)"}}},
+                  "search)",
+                  true},
+                 {"--cuda-graph",
+                  "N: capture N calls of each case in a CUDA graph and time its launches "
+                  "(time_us stays per call), as PyTorch with CUDA graphs runs them"}}},
   };
   return kEntries;
 }

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "collectives/backends/backend.hpp"
-#include "collectives/launch/process_start.hpp"
-#include "collectives/engine/plan.hpp"
 #include "collectives/backends/tuning.hpp"
+#include "collectives/engine/plan.hpp"
+#include "collectives/launch/process_start.hpp"
 
 namespace cb {
 
@@ -36,10 +36,12 @@ struct BackendOptions {
   const std::string& flag(const std::string& long_name) const;
 };
 
-// A flag a backend declares for `run` and `tune` (and `version`, where it has version lines).
+// A flag a backend declares for `run` and `tune` (and `version`, where the backend has version
+// lines and the flag is marked in_version).
 struct BackendFlag {
   std::string name;  // its long name, "--gloo-iface"
   std::string help;
+  bool in_version = false;  // `version` offers it too (it chooses what version reports)
 };
 
 // What a run's flags chose, for each backend's own checks and defaults before anything runs.

@@ -34,7 +34,8 @@ Runner::Runner(Backend& backend, Control& control, Watchdog& watchdog, RunnerOpt
       watchdog_(watchdog),
       options_(options),
       memory_(backend.memory()),
-      needs_(buffer_needs(cases, backend.size())) {
+      needs_(buffer_needs(cases, backend.size())),
+      places_(gather_places(this_place(backend), control)) {
   send_ = memory_.allocate(needs_.send);
   recv_ = memory_.allocate(needs_.recv);
   diagnostics_ = TimingDiagnostics::from_environment();
@@ -217,7 +218,8 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   // Where a clock read after every iteration would show in time_us, each batch timed whole
   // for time_us is followed by one as long with a time stamp per iteration for the samples.
   const bool apart =
-      timer->times_batches_alone() && typical_us > 0 && typical_us < kStampsShowBelowUs;
+      timer->times_batches_alone() &&
+      (timer->marks_always_show() || (typical_us > 0 && typical_us < kStampsShowBelowUs));
   auto timed = [&](std::uint64_t n) {
     const double t = run_batch(comm, call, n, timer.get(), apart ? nullptr : &samples, !apart);
     elapsed += t;
@@ -255,14 +257,23 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
       next = clamp_batch(want);
     }
   }
-  // Slowest rank's mean, and per-iteration samples as the max over ranks.
-  control_.max(&elapsed, 1);
+  // Every rank's mean (time_us is the slowest's), and per-iteration samples as the max over
+  // ranks.
+  // With a graph of several calls per timed issue (NCCL's --cuda-graph), figures are per call.
+  const std::uint64_t calls = comm.calls_per_timed_issue();
+  if (calls > 1) {
+    for (double& s : samples) s /= static_cast<double>(calls);
+    m.iters *= calls;
+  }
+  const double mine_us = m.iters ? elapsed / static_cast<double>(m.iters) : 0.0;
+  const std::vector<double> per_rank = gather_times(mine_us, control_);
   control_.max(samples.data(), samples.size());
   if (diagnostics_) {
     diagnostics_->write_case(comm.rank(), backend_.name(), describe(c), c.bytes, samples,
                              whole_batches);
   }
-  m.time_us = m.iters ? elapsed / static_cast<double>(m.iters) : 0.0;
+  m.rank_time = rank_times(per_rank, places_);
+  m.time_us = m.rank_time.max_us;
   m.stats = summarize(std::move(samples));
 
   if (options_.check && c.collective != Collective::Barrier) {
@@ -300,6 +311,7 @@ ResultRecord make_record(const Backend& backend, const Case& c, const Measuremen
     r.busbw_GBps = algbw * bus_factor(c.collective, backend.size());
   }
   r.wrong = m.wrong;
+  r.rank_time = m.rank_time;
   return r;
 }
 

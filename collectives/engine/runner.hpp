@@ -7,6 +7,7 @@
 
 #include "collectives/backends/backend.hpp"
 #include "collectives/engine/plan.hpp"
+#include "collectives/engine/rank_times.hpp"
 #include "collectives/engine/stats.hpp"
 #include "collectives/engine/timing_diagnostics.hpp"
 #include "collectives/engine/watchdog.hpp"
@@ -30,6 +31,7 @@ struct Measurement {
   double time_us = 0;  // mean per iteration, slowest rank
   SampleStats stats;   // of per-iteration samples, each the max over ranks
   std::optional<std::uint64_t> wrong;
+  RankTimes rank_time;  // each rank's mean per iteration; its max is time_us
 };
 
 class Runner {
@@ -61,6 +63,7 @@ class Runner {
   RunnerOptions options_;
   Memory& memory_;
   BufferNeeds needs_;
+  std::vector<RankPlace> places_;  // where every process runs, in control-channel order
   void* send_ = nullptr;
   void* recv_ = nullptr;
   std::uint64_t progress_ = 0;

@@ -1,6 +1,7 @@
 // Per-iteration timing. The host timer reads the CPU's time-stamp counter after each iteration
 // (about 10 ns, against 24 ns for steady_clock on this class of machine) and scales the ticks by
-// the steady clock read at start and stop, so no separate calibration is needed.
+// the steady clock read at start and stop, so no separate calibration is needed. The GPU event
+// timer (collectives/backends/nccl/event_timer.hpp) records an event per mark.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,10 @@ class IterationTimer {
   // Whether start()/stop() alone time a batch on the host clock, so a batch may go without
   // mark() (GPU event timers time the stream and need their marks).
   virtual bool times_batches_alone() const { return false; }
+  // Whether a mark() costs host time that would show in time_us at any size (a GPU event
+  // record per iteration, and a device switch per GPU with several), so that batches for
+  // time_us always go without marks, each beside a stamped twin for the samples.
+  virtual bool marks_always_show() const { return false; }
 };
 
 std::unique_ptr<IterationTimer> make_host_timer();

@@ -25,7 +25,8 @@ using AvgValues = std::vector<std::pair<double, double>>;
 AvgValues make_avg_values(DType t, int n) {
   AvgValues out;
   if (!info(t).floating) {
-    const std::int64_t top = std::min<std::int64_t>(info(t).exact_limit / n, 100);
+    // Below the exact limit: an unsigned type's largest value is kUnwrittenMarker's element.
+    const std::int64_t top = std::min<std::int64_t>((info(t).exact_limit - 1) / n, 100);
     for (std::int64_t e = 1; e <= top; ++e) {
       out.emplace_back(static_cast<double>(e * n), static_cast<double>(e));
     }
@@ -61,7 +62,9 @@ const AvgValues* avg_values(DType t, int n) {
 
 Pattern::Pattern(DType dtype, ReduceOp op, int nranks, std::uint64_t seed)
     : dtype_(dtype), op_(op), nranks_(std::max(1, nranks)), seed_(seed % 1000003) {
-  const std::int64_t limit = info(dtype).exact_limit;
+  // One below the exact limit, so that no value reaches an unsigned type's largest, which is
+  // kUnwrittenMarker's element.
+  const std::int64_t limit = info(dtype).exact_limit - 1;
   const std::int64_t n = nranks_;
   switch (op_) {
     case ReduceOp::Sum:  // values in [0, m): a sum over n ranks stays <= limit

@@ -18,6 +18,13 @@
 
 namespace cb {
 
+// The byte every output element is filled with before a validated call, so an element the call
+// never wrote is counted wrong. No expected value of any case can equal an element made of it:
+// all-ones bytes are NaN in every floating type (half, bfloat16, float, double, fp8 e4m3 and
+// e5m2), -1 in the signed integers (expected values are never negative), and the type's largest
+// value in the unsigned ones, which the pattern keeps every input and reduction below.
+inline constexpr unsigned char kUnwrittenMarker = 0xFF;
+
 // Encoded values of one periodic sequence, stored twice over so that any rotation of one period
 // is contiguous: element s of the sequence is data[(s % period) ...].
 struct PeriodicTable {

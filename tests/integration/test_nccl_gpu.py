@@ -207,6 +207,42 @@ def test_an_nccl_environment_grid_reaches_every_rank():
     assert os.path.getsize(emit) > 0
 
 
+def test_every_forced_algorithm_at_two_gpus_runs_or_is_skipped():
+    # NCCL refuses some combinations at set-up (collnetdirect/ll: ncclInvalidUsage); the next
+    # combination must still open (no crash), each refused one named in a note.
+    require_gpus(2)
+    rows, p = csv_run(["-N", "2", "-A", "all", "-c", "allreduce,allgather,reduce_scatter",
+                       "-e", "1M"])
+    assert p.returncode == 0, p.stderr
+    check_valid(rows, 2)
+    assert len({r["algorithm"] for r in rows}) > 2, {r["algorithm"] for r in rows}
+
+
+def test_cuda_graph_launches_are_timed_per_call():
+    require_gpus(1)
+    gpus = 2 if gpu_count() >= 2 else 1
+    rows, p = csv_run(["-N", str(gpus), "--cuda-graph", "20", "-c", "allreduce,broadcast",
+                       "-e", "1M", "-n", "5", "-w", "1"])
+    assert p.returncode == 0, p.stderr
+    check_valid(rows, gpus)
+    assert all(int(r["iters"]) == 5 * 20 for r in rows), [r["iters"] for r in rows]
+    p = run(["run", "-B", "nccl", "--cuda-graph", "0"], check=2)
+    assert p.stderr.startswith("commbench: --cuda-graph"), p.stderr
+
+
+def test_averages_at_seven_ranks_validate():
+    require_gpus(7)
+    rows, p = csv_run(["-N", "7", "-c", "allreduce,reduce_scatter,reduce", "-o", "avg",
+                       "-d", "float,half,bfloat16,int32,uint8", "-e", "1M"])
+    assert p.returncode == 0, p.stderr
+    check_valid(rows, 7)
+    doc = json.loads(run(["run", "-B", "nccl", "-N", "7", "-c", "allreduce", "-e", "64K",
+                          "--format", "json"], check=0).stdout)
+    for r in doc["results"]:
+        assert r["rank_time_us"]["max"] == r["time_us"], r
+        assert r["rank_time_us"]["slowest_gpu"] is not None, r
+
+
 if __name__ == "__main__":
     main([test_an_nccl_environment_grid_reaches_every_rank,
           test_full_sweep_at_one_rank_validates,
@@ -221,4 +257,7 @@ if __name__ == "__main__":
           test_averages_validate_on_every_gpu,
           test_non_blocking_communicators_are_an_option,
           test_in_place_staging_without_warm_up,
-          test_version_and_meta_name_the_compute_capability])
+          test_version_and_meta_name_the_compute_capability,
+          test_every_forced_algorithm_at_two_gpus_runs_or_is_skipped,
+          test_cuda_graph_launches_are_timed_per_call,
+          test_averages_at_seven_ranks_validate])

@@ -122,7 +122,8 @@ def test_json_jsonl_csv_outputs_agree():
             assert name not in open(f).read() and value not in open(f).read(), (name, f)
     assert "--output" in meta["command_line"]
     results = doc["results"]
-    assert all(list(r.keys()) == RESULT_COLUMNS for r in results)
+    # The table's columns in contract order, then the per-rank times (JSON only).
+    assert all(list(r.keys()) == RESULT_COLUMNS + ["rank_time_us"] for r in results)
     csv_rows = parse_csv(open(out[1]).read())
     lines = [json.loads(l) for l in open(out[2])]
     assert len(results) == len(csv_rows) == len(lines) > 0
@@ -131,6 +132,35 @@ def test_json_jsonl_csv_outputs_agree():
         assert j["collective"] == c["collective"] and str(j["bytes"]) == c["bytes"]
         assert abs(j["time_us"] - float(c["time_us"])) <= 1e-5 * j["time_us"]
     assert not [f for f in os.listdir(d) if ".tmp." in f], "temporary files left"
+
+
+def test_slowest_rank_is_named_in_rank_times():
+    # Rank R sleeps 20 ms after each call it issues (a test-only fault), so its timed batches end
+    # one sleep after the others' (each of theirs ends with the call the sleeper last joined):
+    # about a quarter longer at 5 iterations, far beyond the ranks' start skew.
+    n = min(3, MAX_RANKS)
+    slow = n - 2 if n > 2 else 1
+    d = tempdir()
+    out = [os.path.join(d, f) for f in ("r.json", "r.jsonl", "r.csv")]
+    args = ["run", "-B", "mpi", "-c", "allreduce,broadcast", "-b", "1K", "-e", "1K", "-n", "5",
+            "-w", "1"]
+    for o in out:
+        args += ["--output", o]
+    run(args, np=n, env={"COMMBENCH_TEST_FAULT": f"slow:{slow}:20000"}, check=0)
+    doc = json.load(open(out[0]))
+    lines = [json.loads(l) for l in open(out[1])]
+    assert len(doc["results"]) == len(lines) == 2
+    for r, l in zip(doc["results"], lines):
+        t = r["rank_time_us"]
+        assert l["rank_time_us"] == t
+        assert t["slowest_rank"] == slow, t
+        assert t["slowest_host"] == doc["meta"]["hosts"][0], t
+        assert t["max"] == r["time_us"], (t, r["time_us"])  # time_us is the slowest rank's
+        assert 0 < t["min"] <= t["median"] <= t["max"], t
+        assert t["max"] > 1.1 * t["min"], t
+        assert t["slowest_gpu"] is None, t  # MPI ranks drive no GPU
+        assert t["slowest_core"] is None or t["slowest_core"] >= 0, t
+    assert "rank_time_us" not in open(out[2]).readline()  # CSV unchanged
 
 
 def test_json_to_stdout():
@@ -224,7 +254,8 @@ if __name__ == "__main__":
     main([test_all_collectives_1_rank, test_all_collectives_2_ranks, test_all_collectives_3_ranks,
           test_all_collectives_4_ranks, test_every_dtype_and_op_validated,
           test_all_roots_and_odd_sizes_at_3_ranks, test_fixed_iterations,
-          test_json_jsonl_csv_outputs_agree, test_json_to_stdout, test_bad_input_exit_2,
+          test_json_jsonl_csv_outputs_agree, test_slowest_rank_is_named_in_rank_times,
+          test_json_to_stdout, test_bad_input_exit_2,
           test_bad_input_under_mpirun, test_corrupted_result_is_caught,
           test_no_check_leaves_wrong_empty, test_hang_ends_at_timeout_with_exit_4,
           test_list_and_version])

@@ -201,7 +201,16 @@ TEST(TuningCapture, PerCallOnlyFrom2_27) {
   ASSERT_TRUE(old.library) << old.error;
   ASSERT_TRUE(old.library->fn.ResetDebugInit);
   {
+    // Whole-run logging adds host time to every timed call: off unless asked for.
     TuningCapture capture(*old.library, true);
+    EXPECT_EQ(capture.mode(), TuningCapture::Mode::Off);
+    EXPECT_NE(capture.why_off().find("COMMBENCH_NCCL_WHOLE_RUN_LOG=1"), std::string::npos);
+    EXPECT_EQ(std::getenv("NCCL_DEBUG"), nullptr);
+  }
+  {
+    ::setenv("COMMBENCH_NCCL_WHOLE_RUN_LOG", "1", 1);
+    TuningCapture capture(*old.library, true);
+    ::unsetenv("COMMBENCH_NCCL_WHOLE_RUN_LOG");
     EXPECT_EQ(capture.mode(), TuningCapture::Mode::WholeRun);
   }
   for (const char* v : {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"}) ::unsetenv(v);
@@ -268,7 +277,9 @@ TEST(TuningCapture, WholeRunDrainsTheLogOnEveryCall) {
   for (const char* v : {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"}) ::unsetenv(v);
   LoadResult r = load_file(FAKE_NCCL_2_22, "test", ErrorKind::Usage);
   ASSERT_TRUE(r.library) << r.error;
+  ::setenv("COMMBENCH_NCCL_WHOLE_RUN_LOG", "1", 1);
   TuningCapture capture(*r.library, true);
+  ::unsetenv("COMMBENCH_NCCL_WHOLE_RUN_LOG");
   ASSERT_EQ(capture.mode(), TuningCapture::Mode::WholeRun);
   EXPECT_STREQ(std::getenv("NCCL_DEBUG"), "INFO");  // set before any NCCL thread exists
   auto log = [&](const std::string& line) {

@@ -108,5 +108,48 @@ TEST(Pattern, ReducedValuesFollowTheOperator) {
   }
 }
 
+// How many elements of the expected values of every case with `nranks` ranks (the reduction and
+// each sampled rank's input, for every dtype and op, data movement as the runner patterns it)
+// equal an element whose every byte is `marker`.
+std::uint64_t marker_collisions(unsigned char marker, int nranks, std::uint64_t seed) {
+  std::vector<ReduceOp> ops = all_ops();
+  ops.push_back(ReduceOp::None);
+  std::vector<int> ranks;
+  for (int r = 0; r < nranks; ++r) {
+    if (nranks <= 8 || r < 2 || r == nranks / 2 || r == nranks - 1) ranks.push_back(r);
+  }
+  std::uint64_t hits = 0;
+  for (const auto& t : all_dtypes()) {
+    const std::vector<std::byte> element(t.size, std::byte{marker});
+    auto count = [&](const PeriodicTable& table) {
+      for (std::size_t k = 0; k < table.period; ++k) {
+        hits += std::memcmp(table.data + k * t.size, element.data(), t.size) == 0;
+      }
+    };
+    for (ReduceOp op : ops) {
+      Pattern p(t.type, op == ReduceOp::None ? ReduceOp::Max : op, nranks, seed);
+      count(p.reduced_table());
+      for (int r : ranks) count(p.input_table(r));
+    }
+  }
+  return hits;
+}
+
+TEST(Pattern, UnwrittenMarkerEqualsNoExpectedValueOfAnyCase) {
+  for (int n = 1; n <= 64; ++n) {
+    for (std::uint64_t seed : {0ull, 1ull, 7919ull}) {
+      ASSERT_EQ(marker_collisions(kUnwrittenMarker, n, seed), 0u) << n << " ranks, seed " << seed;
+    }
+  }
+  for (int n : {96, 100, 127, 128, 255, 256, 257, 1000, 1024}) {
+    ASSERT_EQ(marker_collisions(kUnwrittenMarker, n, 3), 0u) << n << " ranks";
+  }
+}
+
+TEST(Pattern, MarkerCheckSeesACollidingMarker) {
+  // 0xA5 is 165, a uint8 sum over 3 ranks: an unwritten element would pass as correct.
+  EXPECT_GT(marker_collisions(0xA5, 3, 0), 0u);
+}
+
 }  // namespace
 }  // namespace cb

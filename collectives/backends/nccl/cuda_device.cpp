@@ -176,7 +176,7 @@ class DeviceMemoryImpl : public DeviceMemory {
     if (bytes == 0) return;
     Lane& lane = lane_of(dst);
     DeviceScope scope(lane.device);
-    check(cudaMemsetAsync(dst, 0xA5, bytes, lane.stream), "cudaMemsetAsync");
+    check(cudaMemsetAsync(dst, kUnwrittenMarker, bytes, lane.stream), "cudaMemsetAsync");
     finish(lane, "cudaMemsetAsync");
   }
 

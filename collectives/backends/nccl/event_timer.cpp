@@ -52,8 +52,12 @@ class EventTimer : public IterationTimer {
       record(slot_);
     }
   }
+  // A batch without marks (timed whole, for time_us) is its start and stop events alone.
+  bool times_batches_alone() const override { return true; }
+  bool marks_always_show() const override { return true; }
   void stop() override {
-    if (marks_ % group_ != 0 && marks_ != expected_) {  // fewer iterations than reserved
+    // Fewer iterations than reserved, or none marked.
+    if (slot_ == 0 || (marks_ % group_ != 0 && marks_ != expected_)) {
       ++slot_;
       record(slot_);
     }

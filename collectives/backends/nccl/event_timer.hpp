@@ -1,8 +1,9 @@
-// Iteration timing with CUDA events: an event is recorded on each GPU's stream after every
-// iteration, so a sample is the GPU time between two consecutive completions (the slowest of the
-// process's GPUs). Host launch overhead shows up only where the GPU waits for the host, as in a
-// back-to-back loop. Batches larger than the event pool record every k-th iteration and spread
-// each interval evenly over its iterations.
+// Iteration timing with CUDA events: a batch timed whole (for time_us) records only its start
+// and stop events on each GPU's stream, as nccl-tests does; its stamped twin (for the samples)
+// records an event after every iteration, so a sample is the GPU time between two consecutive
+// completions (the slowest of the process's GPUs). Host launch overhead shows up only where the GPU
+// waits for the host, as in a back-to-back loop. Batches larger than the event pool record every
+// k-th iteration and spread each interval evenly over its iterations.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -16,6 +16,7 @@ target_sources(cb_collectives PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/nccl_tuning.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tuning_capture.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tuning_log.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/unique_id.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../mpi/mpi_cuda_aware.cpp
 )
 target_link_libraries(cb_collectives PUBLIC ${CMAKE_DL_LIBS})

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <map>
 #include <optional>
 #include <set>
 
+#include "collectives/backends/nccl/comm_map.hpp"
 #include "collectives/backends/nccl/cuda_check.hpp"
 #include "collectives/backends/nccl/cuda_device.hpp"
 #include "collectives/backends/nccl/env_slot.hpp"
@@ -28,6 +28,7 @@ class NcclBackend : public Backend {
         gpus_(std::max(1, o.gpus_per_process)),
         probe_ops_(o.ops.empty() ? std::vector<ReduceOp>{ReduceOp::Sum} : o.ops) {
     blocking_ = blocking_communicators(std::getenv("COMMBENCH_NCCL_BLOCKING"));
+    graph_calls_ = cuda_graph_calls(o.flag("--cuda-graph"));
     // Before any NCCL thread exists: the environment entries that forced algorithms change
     // later (NCCL reads NCCL_ALGO and NCCL_PROTO at each communicator's set-up), and the
     // capture's variables (set for the whole run, or given their entries for per-call use).
@@ -66,6 +67,9 @@ class NcclBackend : public Backend {
   std::string library_detail() const override { return detail_; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  std::optional<int> local_gpu() const override {
+    return devices_.size() == 1 ? std::optional<int>(devices_.front()) : std::nullopt;
+  }
   bool supports(Collective) const override { return true; }
   bool supports(DType t) const override {
     if (!datatype_code(t)) return false;
@@ -108,41 +112,26 @@ class NcclBackend : public Backend {
       if (size_ == 1) return {nullptr, "a single rank copies locally; NCCL selects no algorithm"};
     }
     if (!control_) runtime_error("internal: NCCL communicators need the run's control channel");
-    // Cases run collective by collective, algorithm by algorithm, so a forced communicator is
-    // done once another one opens: it is closed (every process together) before the next
-    // set-up, so at most the default and one forced communicator hold GPU memory.
-    for (auto it = comms_.begin(); it != comms_.end();) {
-      if (it->first != "default" && it->first != algorithm) {
-        it->second->close();
-        it = comms_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    // One communicator per algorithm choice, shared by the collectives that use it.
-    auto& comm = comms_[algorithm];
-    if (comm && comm->failed()) comm.reset();
-    if (!comm) {
-      std::string failure;
-      int code = 0;
+    std::string failure;
+    int code = kSuccess;
+    std::shared_ptr<NcclCommunicator> comm = comms_.acquire(algorithm, [&] {
       if (forced) {
         algo_->set(forced->algo);
         proto_->set(forced->proto);
       }
-      comm = NcclCommunicator::create(setup(), algorithm, &failure, &code);
+      auto made = NcclCommunicator::create(setup(), algorithm, &failure, &code);
       algo_->restore();
       proto_->restore();
-      if (!comm) {
-        if (!forced || !is_rejection(code)) runtime_error("NCCL {}", failure);
-        return {nullptr, "NCCL rejects it at communicator set-up: " + failure};
-      }
+      return made;
+    });
+    if (!comm) {
+      if (!forced) runtime_error("NCCL {}", failure);
+      return {nullptr, rejection_or_fault(code, "at communicator set-up", failure)};
     }
     if (forced && probed_.insert({c, algorithm}).second) {
-      int code = 0;
       if (std::string why = comm->probe(c, probe_dtypes_, probe_ops_, &code); !why.empty()) {
-        comm.reset();
-        if (!is_rejection(code)) runtime_error("NCCL {}", why);
-        return {nullptr, "NCCL rejects it: " + why};
+        comms_.drop(algorithm);  // the probe aborted it
+        return {nullptr, rejection_or_fault(code, "", why)};
       }
     }
     return {comm, ""};
@@ -161,6 +150,7 @@ class NcclBackend : public Backend {
     s.blocking = blocking_;
     s.capture = capture_.get();
     s.watchdog = watchdog_;
+    s.graph_calls = graph_calls_;
     return s;
   }
 
@@ -177,9 +167,10 @@ class NcclBackend : public Backend {
   std::shared_ptr<CommRegistry> registry_;
   bool fp8_ = false;
   bool blocking_ = true;
+  int graph_calls_ = 0;  // --cuda-graph
   int rank_ = 0, size_ = 1;
   std::string detail_;
-  std::map<std::string, std::shared_ptr<NcclCommunicator>> comms_;
+  CommMap<NcclCommunicator> comms_;
   std::set<std::pair<Collective, std::string>> probed_;
 };
 

@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <thread>
 #include <utility>
 
 #include "collectives/backends/nccl/cuda_check.hpp"
+#include "collectives/backends/nccl/nccl_policy.hpp"
 #include "collectives/backends/nccl/tuning_log.hpp"
+#include "collectives/backends/nccl/unique_id.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 
@@ -56,14 +57,18 @@ class DeferredStartTimer : public IterationTimer {
   void reserve(std::size_t n) override { inner_->reserve(n); }
   void start() override {
     comm_->deferred_start_ = [t = inner_.get()] { t->start(); };
+    comm_->timing_ = true;
   }
   void mark() override { inner_->mark(); }
   void stop() override {
     if (auto start = std::exchange(comm_->deferred_start_, nullptr)) start();  // nothing issued
+    comm_->timing_ = false;
     inner_->stop();
   }
   std::vector<double> samples_us() override { return inner_->samples_us(); }
   double elapsed_us() override { return inner_->elapsed_us(); }
+  bool times_batches_alone() const override { return inner_->times_batches_alone(); }
+  bool marks_always_show() const override { return inner_->marks_always_show(); }
 
  private:
   NcclCommunicator* comm_;
@@ -100,18 +105,7 @@ std::shared_ptr<NcclCommunicator> NcclCommunicator::create(const CommSetup& setu
 
 void NcclCommunicator::init(std::string* failure, int* code) {
   const Functions& f = s_.lib->fn;
-  // Rank 0 makes the id; every process takes it through the run's control channel.
-  UniqueId id{};
-  std::string mine;
-  if (s_.control->rank() == 0) {
-    if (int rc = f.GetUniqueId(&id); rc != kSuccess) fail("ncclGetUniqueId", rc);
-    mine.assign(id.internal, sizeof id.internal);
-  }
-  std::vector<std::string> all = s_.control->allgather(mine);
-  if (all.empty() || all.front().size() != sizeof id.internal) {
-    runtime_error("NCCL unique id exchange through the control channel failed");
-  }
-  std::memcpy(id.internal, all.front().data(), sizeof id.internal);
+  const UniqueId id = exchange_unique_id(f, *s_.control);
 
   // Only NCCL calls inside the group: every device is checked first.
   for (const auto& lane : lanes_) cuda::check(cudaSetDevice(lane.device), "cudaSetDevice");
@@ -149,11 +143,7 @@ void NcclCommunicator::init(std::string* failure, int* code) {
 }
 
 std::string NcclCommunicator::reason(int result) const {
-  const Functions& f = s_.lib->fn;
-  std::string text = fmt::format("{} ({})", result_name(result), f.GetErrorString(result));
-  const char* last = f.GetLastError(nullptr);
-  if (last && *last) text += fmt::format("; NCCL says: {}", last);
-  return text;
+  return result_reason(s_.lib->fn, result);
 }
 
 void NcclCommunicator::abort_lanes() {
@@ -176,6 +166,7 @@ void NcclCommunicator::fail(const std::string& what, int result) {
 
 void NcclCommunicator::fail_cuda(const std::string& what, cudaError_t e) {
   cudaGetLastError();
+  last_error_ = kCudaFailure;
   abort_lanes();
   runtime_error("{} failed on rank {}: {}", what, rank(), cuda::error_text(e));
 }
@@ -387,11 +378,70 @@ void NcclCommunicator::issue(const CollectiveCall& call) {
   if (closed_) runtime_error("internal: a closed NCCL communicator was used");
   last_ = call;
   issued_ = true;
+  const bool graphed = s_.graph_calls > 0 && timing_;
   if (auto start = std::exchange(deferred_start_, nullptr)) {
     run(call);  // untimed
+    if (graphed) {
+      capture_graphs(call);
+      launch_graphs();  // untimed too: the first launch uploads the graph
+    }
     start();
   }
-  run(call);
+  if (graphed) {
+    launch_graphs();
+  } else {
+    run(call);
+  }
+}
+
+namespace {
+bool same_call(const CollectiveCall& a, const CollectiveCall& b) {
+  return a.collective == b.collective && a.dtype == b.dtype && a.op == b.op &&
+         a.placement == b.placement && a.root == b.root && a.count == b.count && a.send == b.send &&
+         a.recv == b.recv;
+}
+}  // namespace
+
+void NcclCommunicator::capture_graphs(const CollectiveCall& call) {
+  if (graph_for_ && same_call(*graph_for_, call)) return;
+  release_graphs();
+  // Thread-local capture mode, as nccl-tests uses: only this thread's calls are captured.
+  for (auto& lane : lanes_) {
+    cuda::DeviceScope scope(lane.device);
+    if (cudaError_t e = cudaStreamBeginCapture(lane.stream, cudaStreamCaptureModeThreadLocal);
+        e != cudaSuccess) {
+      fail_cuda("cudaStreamBeginCapture", e);
+    }
+  }
+  for (int k = 0; k < s_.graph_calls; ++k) run(call);
+  for (auto& lane : lanes_) {
+    cuda::DeviceScope scope(lane.device);
+    cudaGraph_t graph = nullptr;
+    cudaError_t e = cudaStreamEndCapture(lane.stream, &graph);
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&lane.graph, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    if (e != cudaSuccess) fail_cuda("capturing a CUDA graph of " + describe_call(call), e);
+  }
+  graph_for_ = call;
+}
+
+void NcclCommunicator::launch_graphs() {
+  for (auto& lane : lanes_) {
+    cuda::DeviceScope scope(lane.device);
+    if (cudaError_t e = cudaGraphLaunch(lane.graph, lane.stream); e != cudaSuccess) {
+      fail_cuda("cudaGraphLaunch (" + describe_call(last_) + ")", e);
+    }
+  }
+}
+
+void NcclCommunicator::release_graphs() {
+  for (auto& lane : lanes_) {
+    if (!lane.graph) continue;
+    cuda::DeviceScope scope(lane.device);
+    cudaGraphExecDestroy(lane.graph);
+    lane.graph = nullptr;
+  }
+  graph_for_.reset();
 }
 
 void NcclCommunicator::complete() {
@@ -463,6 +513,7 @@ std::string NcclCommunicator::probe(Collective c, const std::vector<DType>& dtyp
         return why;
       }
       try {
+        last_error_ = kInternalError;
         complete();
       } catch (const Error& e) {
         *code = last_error_;
@@ -515,6 +566,8 @@ void NcclCommunicator::destroy() {
   for (auto& lane : lanes_) {
     cuda::DeviceScope scope(lane.device);
     cudaStreamSynchronize(lane.stream);
+    if (lane.graph) cudaGraphExecDestroy(lane.graph);
+    lane.graph = nullptr;
     cudaFree(lane.small);
     cudaFree(lane.stage);
     cudaStreamDestroy(lane.stream);
@@ -522,6 +575,10 @@ void NcclCommunicator::destroy() {
     lane.stage_bytes = 0;
     lane.stream = nullptr;
   }
+  graph_for_.reset();
+  // The pool's events (up to kMaxTimedEvents + 1 per GPU) go now, not when the last holder of
+  // this object does; a timer still holding the pool keeps it until the timer goes.
+  events_.reset();
 }
 
 }  // namespace cb::nccl

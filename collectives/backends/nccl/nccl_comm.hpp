@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct CommSetup {
   bool blocking = true;  // COMMBENCH_NCCL_BLOCKING=0 makes them non-blocking
   TuningCapture* capture = nullptr;
   Watchdog* watchdog = nullptr;  // covers the extra call describe_choice() makes
+  int graph_calls = 0;           // --cuda-graph N: timed issues launch a graph of N calls
 };
 
 class NcclCommunicator : public Communicator {
@@ -55,6 +57,9 @@ class NcclCommunicator : public Communicator {
   void complete() override;
   std::unique_ptr<IterationTimer> make_timer() override;
   std::string describe_choice() override;
+  std::uint64_t calls_per_timed_issue() const override {
+    return s_.graph_calls > 0 ? static_cast<std::uint64_t>(s_.graph_calls) : 1;
+  }
   void abort() override;
 
   // A one-element call of `c` on private buffers for each dtype and op; empty when NCCL runs
@@ -76,6 +81,7 @@ class NcclCommunicator : public Communicator {
     void* small = nullptr;  // barrier and probe buffers
     void* stage = nullptr;  // in-place alltoall and sendrecv go through a copy here
     std::size_t stage_bytes = 0;
+    cudaGraphExec_t graph = nullptr;  // --cuda-graph: graph_calls_ captured calls of graph_for_
   };
 
   // The first NCCL error of a group of calls.
@@ -104,6 +110,12 @@ class NcclCommunicator : public Communicator {
   [[noreturn]] void fail(const std::string& what, int result);
   [[noreturn]] void fail_cuda(const std::string& what, cudaError_t e);
   void abort_lanes();
+  // --cuda-graph: captures s_.graph_calls calls of `call` on every lane's stream into a graph
+  // (once per call shape; `call` must have run once, so the stage is sized outside capture),
+  // and launches them.
+  void capture_graphs(const CollectiveCall& call);
+  void launch_graphs();
+  void release_graphs();
   // "ncclInvalidUsage (invalid usage ...); NCCL says: <its last warning>".
   std::string reason(int result) const;
   void destroy();
@@ -117,11 +129,13 @@ class NcclCommunicator : public Communicator {
   bool failed_ = false;
   bool issued_ = false;
   bool closed_ = false;
-  int last_error_ = 3;  // ncclInternalError until fail() sees NCCL's
+  int last_error_ = 3;  // ncclInternalError until fail() sees NCCL's (or kCudaFailure)
   CollectiveCall last_{};
   // Set by a timer's start(): the next issue() first runs its call once untimed, then records
   // the start (so the first interval carries neither launch latency nor rank skew).
   std::function<void()> deferred_start_;
+  bool timing_ = false;                      // between a timer's start() and stop()
+  std::optional<CollectiveCall> graph_for_;  // the call the graphs hold
 };
 
 }  // namespace cb::nccl

@@ -43,6 +43,12 @@ TuningCapture::TuningCapture(const Library& lib, bool wanted, std::string subsys
     return;
   }
   const bool per_call = lib.fn.ResetDebugInit && lib.at_least(2, 27);
+  if (!per_call && get("COMMBENCH_NCCL_WHOLE_RUN_LOG").value_or("") != "1") {
+    why_off_ =
+        "this NCCL (before 2.27) would log every timed call on rank 0, adding host time to "
+        "small-message latency; COMMBENCH_NCCL_WHOLE_RUN_LOG=1 captures it anyway";
+    return;
+  }
   if (!per_call && get("NCCL_DEBUG")) {
     why_off_ = "NCCL_DEBUG is set and this NCCL reads it only once";
     return;

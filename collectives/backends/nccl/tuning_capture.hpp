@@ -6,10 +6,11 @@
 //              closes the log file outside NCCL's log lock, racing NCCL's threads, so it is not
 //              used there. The variables get their environment entries when the capture is made
 //              (before any NCCL thread exists) and change by pointer stores (env_slot.hpp).
-//   whole run  (2.20 to 2.26): the variables are set before the first NCCL call and every call
-//              logs one line on rank 0, timed iterations included. Every read consumes all lines
-//              printed since the last one (discard() too), so lines of one call never linger
-//              to be taken for another's.
+//   whole run  (2.20 to 2.26, only with COMMBENCH_NCCL_WHOLE_RUN_LOG=1): the variables are set
+//              before the first NCCL call and every call logs one line on rank 0, timed
+//              iterations included (host time in small-message latency, hence opt-in). Every read
+//              consumes all lines printed since the last one (discard() too), so lines of one call
+//              never linger to be taken for another's.
 //   off        when not wanted, before 2.20 (TRACE only), or when the user set NCCL_DEBUG_FILE
 //              (their log is left alone; in whole-run mode also when they set NCCL_DEBUG).
 #pragma once
