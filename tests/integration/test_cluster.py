@@ -240,7 +240,10 @@ def test_roof_is_the_given_link_rate_and_a_throttled_host_fails_expect_auto():
     the collectives that crossed it fail and are named. TCP through tc's token bucket reaches
     only 0.1-0.5 of the shaped rate at these sizes (measured), so the threshold is given."""
     tmp = tempdir()
-    args = ["run", "-B", "mpi", "-c", "allgather,broadcast", "-b", "1M", "-e", "2M", "-w", "1",
+    # MPICH's UCX over TCP does not complete MiB messages across the emulated hosts (see above):
+    # there the roof, which does not depend on the backend, is checked through Gloo.
+    backend = "mpi" if is_openmpi() else "gloo"
+    args = ["run", "-B", backend, "-c", "allgather,broadcast", "-b", "1M", "-e", "2M", "-w", "1",
             "-n", "2", "--roof-link-gbps", "0.4", "--format", "json"]
     check = ["check", "--expect", "auto", "--min-efficiency", "0.15"]
     with emulated_cluster(2) as c:
@@ -260,8 +263,9 @@ def test_roof_is_the_given_link_rate_and_a_throttled_host_fails_expect_auto():
             f.write(c.run(args, check=0, timeout=400).stdout)
     p = run(check + [slow])
     assert p.returncode == 5, (p.returncode, p.stdout, p.stderr)
-    assert "allgather (mpi/default) efficiency" in p.stderr.splitlines()[0], p.stderr
-    assert "FAIL" in p.stdout and "broadcast (mpi/default) efficiency" in p.stdout, p.stdout
+    assert f"allgather ({backend}/" in p.stderr.splitlines()[0], p.stderr
+    assert "efficiency" in p.stderr.splitlines()[0], p.stderr
+    assert "FAIL" in p.stdout and f"broadcast ({backend}/" in p.stdout, p.stdout
 
 if __name__ == "__main__":
     main([test_mpi_and_gloo_across_3_hosts_1_and_2_ranks_each, test_gloo_iface_overrides_the_route,
