@@ -8,7 +8,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "cmd/options.hpp"
+#include "collectives/catalogue/names.hpp"
 #include "cmd/subcommands.hpp"
 #include "collectives/catalogue/catalogue.hpp"
 #include "collectives/catalogue/dtype.hpp"

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <map>
 
-#include "cmd/options.hpp"
+#include "collectives/catalogue/names.hpp"
 #include "cmd/subcommands.hpp"
 #include "collectives/backends/registry.hpp"
 #include "common/error.hpp"

@@ -3,14 +3,14 @@
 #include <string>
 #include <vector>
 
-#include "cmd/options.hpp"
+#include "collectives/catalogue/names.hpp"
 #include "cmd/subcommands.hpp"
-#include "cmd/version_info.hpp"
 #include "collectives/launch/peer_loss.hpp"
 #include "collectives/launch/process_start.hpp"
 #include "collectives/launch/rank_status.hpp"
 #include "common/checked_write.hpp"
 #include "common/error.hpp"
+#include "common/version_info.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "cmd/document_output.hpp"
-#include "cmd/options.hpp"
+#include "collectives/catalogue/names.hpp"
 #include "cmd/subcommands.hpp"
 #include "collectives/launch/process_start.hpp"
 #include "collectives/launch/start.hpp"

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "cmd/subcommands.hpp"
-#include "cmd/version_info.hpp"
+#include "common/version_info.hpp"
 #include "collectives/backends/registry.hpp"
 
 namespace cb {

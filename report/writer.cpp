@@ -167,6 +167,11 @@ void check_output_path(const std::string& path) {
   check_output_directory(path, streamed(*output_format_for_path(path)));
 }
 
+bool is_streamed_output(const std::string& path) {
+  const OutputFormat* f = output_format_for_path(path);
+  return f && streamed(*f);
+}
+
 std::unique_ptr<Writer> make_file_writer(const std::string& path) {
   check_output_path(path);
   const OutputFormat* f = output_format_for_path(path);

@@ -10,19 +10,9 @@
 
 #include "common/csv.hpp"
 #include "common/record.hpp"
+#include "common/record_writer.hpp"
 
 namespace cb {
-
-class Writer {
- public:
-  virtual ~Writer() = default;
-  virtual void begin(const RunMeta& meta) = 0;
-  virtual void add(const ResultRecord& record) = 0;
-  // The meta again before finish(), with what only the end of the run knows (its launches'
-  // control measurements); formats that write the meta at the end take it.
-  virtual void update_meta(const RunMeta&) {}
-  virtual void finish() = 0;
-};
 
 // Formats accepted by --format (stdout).
 std::vector<std::string> stdout_formats();
@@ -36,6 +26,8 @@ std::unique_ptr<Writer> make_stdout_writer(std::string_view format);
 std::unique_ptr<Writer> make_file_writer(const std::string& path);
 // Checked before any work starts so bad --output values fail fast.
 void check_output_path(const std::string& path);
+// Whether an --output PATH is written record by record as cases finish (else at the end).
+bool is_streamed_output(const std::string& path);
 
 // Individual writers, exposed for tests and other subcommands.
 std::unique_ptr<Writer> make_csv_writer(std::ostream& out);

@@ -91,12 +91,6 @@ const std::vector<BackendEntry>& backend_registry() {
   return kEntries;
 }
 
-const std::string& BackendOptions::flag(const std::string& long_name) const {
-  static const std::string kNone;
-  auto it = flags.find(long_name);
-  return it == flags.end() ? kNone : it->second;
-}
-
 const BackendEntry* local_control_backend() {
   for (const auto& e : backend_registry()) {
     if (e.local_control) return &e;

@@ -8,33 +8,12 @@
 #include <vector>
 
 #include "collectives/backends/backend.hpp"
+#include "collectives/backends/backend_options.hpp"
 #include "collectives/backends/tuning.hpp"
 #include "collectives/engine/plan.hpp"
 #include "collectives/launch/process_start.hpp"
 
 namespace cb {
-
-class Watchdog;
-
-// Settings a backend may need when it is created.
-struct BackendOptions {
-  LaunchInfo launch;
-  MemoryKind memory = MemoryKind::Host;
-  // The run's control channel (null outside `run`); backends may bootstrap through it.
-  Control* control = nullptr;
-  double timeout_seconds = 300;  // --timeout
-  bool memory_explicit = false;  // --memory was given; else each backend's default
-  Watchdog* watchdog = nullptr;  // lets a backend abort its communicators when it fires
-  // What the run will use, so a backend can check forced algorithms before measuring.
-  std::vector<DType> dtypes;
-  std::vector<ReduceOp> ops;
-  bool report_choice = false;  // capture what the library chose for "default" (nccl)
-  int gpus_per_process = 1;    // --gpus: GPUs each process drives (nccl)
-  // Each backend's own flags (BackendEntry::flags) as given, by long name; absent or empty
-  // when not given.
-  std::map<std::string, std::string> flags;
-  const std::string& flag(const std::string& long_name) const;
-};
 
 // A flag a backend declares for `run` and `tune` (and `version`, where the backend has version
 // lines and the flag is marked in_version).

@@ -19,6 +19,8 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "collectives/launch/mpi_relaunch.hpp"
 #include "collectives/launch/rank_exits.hpp"
 #include "collectives/launch/rank_status.hpp"
@@ -251,6 +253,20 @@ std::vector<std::string> launcher_command(const std::vector<std::string>& prefix
   return cmd;
 }
 
+namespace {
+
+// Test-only: with COMMBENCH_TEST_JOB_LOG=FILE, each job's command line (after the program) is
+// appended to FILE as a JSON array, one job per line, so that tests can see what a job was given.
+void log_job_for_tests(const std::vector<std::string>& program) {
+  const char* log = std::getenv("COMMBENCH_TEST_JOB_LOG");
+  if (log == nullptr || *log == '\0') return;
+  std::ofstream out(log, std::ios::app);
+  out << nlohmann::json(std::vector<std::string>(program.begin() + 1, program.end())).dump()
+      << "\n";
+}
+
+}  // namespace
+
 JobOutcome run_job(const JobSpec& spec) {
   TempDir dir;
   const std::string json = dir.path() + "/job.json", jsonl = dir.path() + "/job.jsonl";
@@ -259,6 +275,7 @@ JobOutcome run_job(const JobSpec& spec) {
   program.insert(program.end(), spec.args.begin(), spec.args.end());
   program.insert(program.end(),
                  {"--output", json, "--output", jsonl, "--format", "csv", "--progress", "never"});
+  log_job_for_tests(program);
   std::vector<std::string> command = program;
   EnvList env = spec.env;
   const std::string status_dir = dir.path() + "/ranks";

@@ -4,6 +4,7 @@ Benchmark aggregate rows, failures mapped to exit codes, and `compare`/`check` j
 repetitions."""
 import json
 import os
+import re
 
 from cbtest import main, mpi_prefix, run, tempdir
 
@@ -143,6 +144,57 @@ def test_compare_and_check_judge_repetitions():
     assert "geometric mean of 3 launches" in p.stdout, p.stdout
 
 
+# Every `run` flag with a value that a quick Gloo job accepts; the flags of the sweep itself
+# (outputs, progress, repetitions, launcher) are not given to its jobs.
+RELAUNCHED = {
+    "--collectives": "allreduce", "--backends": "gloo", "--algorithms": "default",
+    "--min-bytes": "8", "--max-bytes": "64", "--step-factor": "4", "--step-bytes": "56",
+    "--dtypes": "int32", "--ops": "max", "--placement": "in", "--root": "1", "--warmup": "1",
+    "--iters": "3", "--min-time": "0.01", "--no-check": None, "--memory": "host",
+    "--nranks": "2", "--timeout": "120", "--gloo-iface": "lo", "--nccl-lib": "/nonexistent/nccl",
+    "--gpus": "1",
+}
+SWEEP_ONLY = {"--help", "--format", "--output", "--progress", "--repeat", "--launch"}
+
+
+def long_flags(sub):
+    """The long flags `commbench SUB --help` lists (--check as the --no-check given here)."""
+    text = run([sub, "--help"], check=0).stdout
+    return {"--no-check" if f == "--check" else f
+            for f in re.findall(r"^\s+(?:-\w,)?(--[\w-]+)", text, re.M)}
+
+
+def flag_args():
+    args = []
+    for flag, value in RELAUNCHED.items():
+        args += [flag] if value is None else [flag, value]
+    return args
+
+
+def assert_every_job_got_every_flag(log, jobs):
+    lines = [json.loads(l) for l in open(log)]
+    assert len(lines) == jobs, lines
+    for job in lines:
+        for flag, value in RELAUNCHED.items():
+            assert flag in job, (flag, job)
+            if value is not None:
+                assert job[job.index(flag) + 1] == value, (flag, job)
+
+
+def test_every_run_flag_reaches_each_job():
+    # A flag added to `run` without a value here fails first: every flag is walked.
+    flags = long_flags("run")
+    assert flags == set(RELAUNCHED) | SWEEP_ONLY, flags ^ (set(RELAUNCHED) | SWEEP_ONLY)
+    d = tempdir()
+    log = os.path.join(d, "jobs.log")
+    run(["run", *flag_args(), "--repeat", "2"], env={"COMMBENCH_TEST_JOB_LOG": log}, check=0)
+    assert_every_job_got_every_flag(log, 2)
+    log = os.path.join(d, "tune-jobs.log")
+    run(["tune", *flag_args(), "--env", "GLOO_RELAUNCH_PROBE=1"],
+        env={"COMMBENCH_TEST_JOB_LOG": log}, check=0)
+    assert_every_job_got_every_flag(log, 2)  # the baseline and the one combination
+
+
 if __name__ == "__main__":
     main([test_repeat_runs_separate_launches_and_summarises,
           test_repeat_table_says_figures_are_medians,
@@ -152,4 +204,5 @@ if __name__ == "__main__":
           test_failed_repetition_maps_exit_and_leaves_no_file,
           test_validation_failure_in_a_repetition_is_exit_3_with_results,
           test_launch_prefix_runs_each_repetition_under_mpirun,
-          test_compare_and_check_judge_repetitions])
+          test_compare_and_check_judge_repetitions,
+          test_every_run_flag_reaches_each_job])

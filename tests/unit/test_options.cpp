@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "cmd/options.hpp"
+#include "collectives/catalogue/names.hpp"
 #include "common/error.hpp"
 
 namespace cb {

@@ -1,4 +1,4 @@
-#include "cmd/version_info.hpp"
+#include "common/version_info.hpp"
 
 #ifndef COMMBENCH_VERSION
 #define COMMBENCH_VERSION "0.0.0"

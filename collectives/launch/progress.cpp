@@ -1,4 +1,4 @@
-#include "cmd/progress.hpp"
+#include "collectives/launch/progress.hpp"
 
 #include <unistd.h>
 

@@ -1,12 +1,12 @@
-// `commbench tune`: options beyond run's, the advice table and the files that apply it, and the
-// environment grid (each combination a fresh job).
+// `tune` as work: a run over every algorithm whose records, at the end, become advice per size
+// range and the files that apply it; with --env, a sweep of fresh jobs over an environment grid.
 #pragma once
 
-#include <iosfwd>
 #include <string>
 #include <vector>
 
-#include "cmd/run.hpp"
+#include "collectives/engine/run_request.hpp"
+#include "common/tune_range.hpp"
 #include "report/tune.hpp"
 
 namespace cb {
@@ -20,9 +20,13 @@ struct TuneRequest {
   std::string emit_env;          // --emit-env FILE
 };
 
-// The advice as a commented table: per backend, collective, dtype, op and placement, what to use
-// in each size range.
-void print_advice(const std::vector<TuneRange>& ranges, const std::string& what, std::ostream& out);
+// Checks tune's own values before any work: --min-gain, the emitted files' directories, and
+// that --resume and --emit-env come with an environment grid.
+TuneOptions check_tune_request(const TuneRequest& tq);
+// `tune`: the run, then the advice on stdout and the tuning files; the grid when --env or
+// --env-grid is given.
+int tune(const RunRequest& rq, const TuneRequest& tq);
+
 // The backends' tuning files (--emit-ompi-rules, --emit-nccl-tuner, ...) from the advice.
 void write_tuning_files(const TuneRequest& rq, const std::vector<TuneRange>& ranges);
 
@@ -30,6 +34,6 @@ void write_tuning_files(const TuneRequest& rq, const std::vector<TuneRange>& ran
 // it is) as fresh jobs; one result set with `env` on every record; advice over combinations and
 // algorithms; --emit-env; failed combinations recorded and skipped; --resume; Ctrl-C keeps what
 // finished.
-int execute_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions& options);
+int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions& options);
 
 }  // namespace cb

@@ -1,4 +1,4 @@
-#include "cmd/options.hpp"
+#include "collectives/catalogue/names.hpp"
 
 #include <fmt/ranges.h>
 

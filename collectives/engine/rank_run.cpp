@@ -1,0 +1,156 @@
+#include "collectives/engine/rank_run.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <optional>
+
+#include "collectives/backends/registry.hpp"
+#include "collectives/catalogue/names.hpp"
+#include "collectives/engine/case_budget.hpp"
+#include "collectives/engine/run_meta.hpp"
+#include "collectives/engine/session.hpp"
+#include "collectives/engine/watchdog.hpp"
+#include "collectives/launch/progress.hpp"
+#include "collectives/launch/rank_status.hpp"
+#include "collectives/launch/start.hpp"
+#include "common/error.hpp"
+#include "common/output_path.hpp"
+#include "common/temp_files.hpp"
+
+namespace cb {
+
+namespace {
+
+// A rank's run, once its backends are chosen.
+struct RankRun {
+  const RunRequest& rq;
+  const RunHooks& hooks;
+  RunSettings s;
+  BackendOptions bo;
+  std::vector<std::string> backends;
+  std::string backend_choice;  // why these backends, when -B was not given
+};
+
+BackendOptions backend_options(const RunRequest& rq, const RunSettings& s) {
+  BackendOptions bo;
+  bo.launch = detect_launch();
+  bo.memory = s.memory;
+  bo.memory_explicit = !rq.memory.empty();
+  bo.flags = rq.backend_flags;
+  bo.gpus_per_process = s.gpus;
+  bo.dtypes = s.sweep.dtypes;
+  bo.ops = s.sweep.ops;
+  for (const auto& a : s.sweep.algorithms) bo.report_choice |= a == "default" || a == "all";
+  return bo;
+}
+
+// No launcher: start the ranks (locally, or under the MPI launcher) and report their outcome.
+int start_run_ranks(const RankRun& run, int ranks) {
+  for (const auto& name : run.backends) {
+    if (std::string why = find_backend(name)->unavailable_reason(run.bo); !why.empty()) {
+      runtime_error("backend {} cannot run here: {}", name, why);
+    }
+  }
+  // Rank 0 names its temporary output files after this process, so that they can be removed
+  // here whatever ends the ranks (a kill, a crash, an interrupt).
+  ::setenv(kTempTagEnv, std::to_string(::getpid()).c_str(), 0);
+  for (const auto& path : run.rq.outputs) track_temp_file(output_target(path) + temp_suffix());
+  try {
+    int code = start_ranks(run.backends, ranks, run.rq.progress);
+    if (code != 0) remove_temp_files();
+    return code;
+  } catch (...) {
+    remove_temp_files();
+    throw;
+  }
+}
+
+// The session over `plans`, its records to rank 0's writers, progress on stderr.
+void run_session(RankRun& run, Control& control, Watchdog& watchdog,
+                 std::vector<std::unique_ptr<Backend>>& backends,
+                 const std::vector<std::vector<Case>>& plans, const RunMeta& meta,
+                 std::optional<Session>& session) {
+  const int rank = control.rank();
+  std::vector<std::unique_ptr<Writer>> writers;
+  if (rank == 0) writers = run.hooks.rank0_writers();
+  for (auto& w : writers) w->begin(meta);
+  Progress progress(run.rq.progress, rank == 0, planned_seconds(plans, run.s.runner));
+  session.emplace(backends, plans, control, watchdog, run.s.runner, [&](const ResultRecord& r) {
+    for (auto& w : writers) w->add(r);
+  });
+  session->run(meta.nnodes, {[&](std::size_t done, std::size_t total, const std::string& label) {
+                               progress.update(done, total, label);
+                             },
+                             [&] { progress.clear(); }});
+  progress.finish();
+  RunMeta measured = meta;
+  measured.launches = {session->launch_control()};
+  for (auto& w : writers) w->update_meta(measured);
+  for (auto& w : writers) w->finish();
+  session->check_results();
+  session->warn_if_control_moved();
+}
+
+// This rank's part of the run, from the watchdog on.
+int run_this_rank(RankRun& run) {
+  BackendOptions& bo = run.bo;
+  // Under env:// no parent gathers the ranks' lines: each rank reports its own timeout.
+  Watchdog watchdog(run.s.timeout, bo.launch.rank == 0 || bo.launch.kind == LaunchInfo::Kind::Env);
+  bo.watchdog = &watchdog;
+  // A timeout or an interrupt leaves no half-written output behind.
+  watchdog.on_fire([] {
+    remove_temp_files();
+    record_rank_code(4);  // the watchdog has printed why
+  });
+  end_rank_cleanly_on_signals();
+  watchdog.arm("start-up (control channel rendezvous)");
+  std::unique_ptr<Control> control = make_run_control(bo.launch, run.s.timeout);
+  // A rank records how it failed before unwinding closes its connections (the control channel,
+  // the backends, their communicators and the session live outside the try): its peers then
+  // fail too, and the parent must see which failure came first.
+  std::vector<std::unique_ptr<Backend>> backends;
+  std::vector<std::vector<Case>> plans;
+  std::optional<Session> session;
+  try {
+    bo.control = control.get();
+    bo.timeout_seconds = run.s.timeout;
+    create_backends(run.backends, bo, watchdog, backends);
+    plans = plan_backends(backends, run.s.sweep, control->rank() == 0);
+    const RunHosts hosts = gather_hosts(*control);
+    check_host_memory(*control, hosts.ranks_here, backends, plans);
+    const RunMeta meta = assemble_run_meta(
+        *control, hosts, backends,
+        {run.hooks.version, run.hooks.git_commit, bo.launch, run.backend_choice,
+         run.hooks.topology_facts(), run.hooks.summarise_topology});
+    run_session(run, *control, watchdog, backends, plans, meta, session);
+    return 0;
+  } catch (const Error& e) {
+    if (rank_status_wanted()) record_rank_exit(exit_code(e.kind()), e.what());
+    throw;
+  }
+}
+
+}  // namespace
+
+int run_request(const RunRequest& rq, const RunHooks& hooks) {
+  RankRun run{rq, hooks, run_settings(rq), {}, {}, {}};
+  run.bo = backend_options(rq, run.s);
+  BackendChoice choice = resolve_backends(split_list(rq.backends), !rq.backends.empty(), run.bo);
+  run.backends = choice.names;
+  run.backend_choice = choice.why;
+  if (choice.device_memory && rq.memory.empty()) run.s.memory = run.bo.memory = MemoryKind::Device;
+  apply_run_choices(
+      {run.backends, run.s.memory, !rq.memory.empty(), !rq.max_bytes.empty(), run.s.gpus},
+      run.s.sweep);
+
+  const int ranks = wanted_ranks(rq, run.s);
+  if (run.bo.launch.kind == LaunchInfo::Kind::Single) return start_run_ranks(run, ranks);
+  if (!rq.nranks.empty() && ranks != run.bo.launch.size) {
+    usage_error("-N {} conflicts with the {} ranks the launcher started", ranks,
+                run.bo.launch.size);
+  }
+  return run_this_rank(run);
+}
+
+}  // namespace cb

@@ -1,0 +1,135 @@
+// `tune --env NAME=v1,v2 [--env-grid FILE]`: every combination of the grid, and the baseline
+// (the environment as it is), as fresh jobs with the variables set on every rank; one result set
+// with `env` on every record; advice over combinations and algorithms with tune's noise-aware
+// rule; --emit-env; a failed combination is recorded and the sweep goes on; --resume skips what
+// an earlier sweep's .jsonl holds; Ctrl-C keeps what finished.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <iostream>
+#include <map>
+
+#include "common/atomic_file.hpp"
+#include "common/environment.hpp"
+#include "common/error.hpp"
+#include "jobs/job_sweep.hpp"
+#include "jobs/run.hpp"
+#include "jobs/tune.hpp"
+#include "report/env_advice.hpp"
+#include "report/env_grid.hpp"
+#include "report/result_reader.hpp"
+
+namespace cb {
+
+namespace {
+
+// The grid's combinations, the baseline (the environment as it is) first.
+std::vector<EnvCombination> grid_combinations(const TuneRequest& tq) {
+  std::vector<EnvAxis> axes;
+  for (const auto& e : tq.env) axes.push_back(parse_env_axis(e));
+  if (!tq.env_grid.empty()) {
+    for (auto& a : read_env_grid(tq.env_grid)) axes.push_back(std::move(a));
+  }
+  std::vector<EnvCombination> combinations = {{}};
+  for (auto& c : env_combinations(axes)) combinations.push_back(std::move(c));
+  return combinations;
+}
+
+// How the sweep went: failed combinations, the signal that stopped it, what finished.
+struct GridState {
+  std::vector<std::string> failures;
+  int interrupted = 0, finished = 0, skipped = 0;
+};
+
+// Runs combination `k` (0-based) of `m`, or keeps what --resume already holds for it.
+void run_combination(JobSweep& sweep, const EnvCombination& c, int k, int m, int repeats,
+                     std::map<std::string, std::vector<ResultRecord>>& resumed, GridState& st) {
+  const std::string label = env_label(c);
+  if (auto it = resumed.find(label); it != resumed.end()) {
+    sweep.keep(it->second);
+    ++st.skipped;
+    ++st.finished;
+    return;
+  }
+  const std::string name = label.empty() ? "baseline" : label;
+  JobGroup group{EnvList(c.begin(), c.end()), label, repeats, 0,
+                 fmt::format("combination {} of {}: {}", k + 1, m,
+                             label.empty() ? "baseline (environment as it is)" : label)};
+  GroupOutcome o = sweep.run(group, k + 1, m, [&](const std::optional<RunMeta>& meta) {
+    return meta ? verify_combination(*meta, c) : "the job wrote no metadata";
+  });
+  if ((st.interrupted = o.interrupted)) return;
+  std::string failure = o.exit_code != 0 ? fmt::format("exit {}: {}", o.exit_code, o.message)
+                                         : o.rejected;
+  if (!failure.empty()) {
+    st.failures.push_back(fmt::format("{}: {}", name, failure));
+    std::cerr << "commbench: warning: combination " << name << " failed (" << failure
+              << "); the sweep goes on\n";
+    return;
+  }
+  sweep.keep(o.records, o.meta);
+  ++st.finished;
+}
+
+// The advice over the results, --emit-env and the backends' tuning files from the baseline.
+void advise(const std::vector<ResultRecord>& results, const std::vector<EnvCombination>& grid,
+            const TuneRequest& tq, const TuneOptions& options) {
+  EnvChoice best = advise_env(results, options, std::cout);
+  if (!tq.emit_env.empty()) {
+    EnvCombination chosen;
+    for (const auto& c : grid) {
+      if (env_label(c) == best.label) chosen = c;
+    }
+    write_file_atomically(tq.emit_env, emit_env_text(best, chosen));
+  }
+  std::vector<ResultRecord> baseline;
+  for (const auto& r : results) {
+    if (r.env.empty()) baseline.push_back(r);
+  }
+  write_tuning_files(tq, recommend(baseline, options));
+}
+
+}  // namespace
+
+int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions& options) {
+  check_run_request(rq);
+  const int repeats = repeat_count(rq);
+  check_job_launch(rq, "--env");
+  const std::vector<EnvCombination> grid = grid_combinations(tq);
+  // --resume: combinations an earlier sweep finished (their records are streamed only then).
+  std::map<std::string, std::vector<ResultRecord>> resumed;
+  if (!tq.resume.empty()) {
+    for (auto& r : read_result_file(tq.resume).records) resumed[r.env].push_back(std::move(r));
+  }
+
+  JobSweep sweep(rq, "combinations", repeats);
+  GridState st;
+  const int m = static_cast<int>(grid.size());
+  for (int k = 0; k < m && !st.interrupted; ++k) {
+    run_combination(sweep, grid[k], k, m, repeats, resumed, st);
+  }
+  if (st.skipped > 0) {
+    std::cerr << fmt::format("commbench: note: {} of {} combinations already complete in {}\n",
+                             st.skipped, m, tq.resume);
+  }
+  // The summaries' environment is the baseline's: the environment as it is.
+  auto results = sweep.finish(!st.interrupted, [&](RunMeta& meta) {
+    meta.environment = steering_environment();
+    meta.environment_mismatch.clear();
+    meta.env_failures = st.failures;
+  });
+  if (!results.empty()) advise(results, grid, tq, options);
+  for (const auto& f : st.failures) std::cout << "# failed: " << f << "\n";
+  std::cout << std::flush;
+  if (st.interrupted) {
+    runtime_error(
+        "interrupted by signal {} ({}); {} of {} combinations finished and were written{}",
+        st.interrupted, ::strsignal(st.interrupted), st.finished, m,
+        tq.resume.empty() && !sweep.streams() ? std::string()
+                                              : "; continue with --resume on the .jsonl output");
+  }
+  if (st.finished == 0) runtime_error("every combination failed (first: {})", st.failures.front());
+  return 0;
+}
+
+}  // namespace cb

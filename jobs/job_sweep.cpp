@@ -1,0 +1,138 @@
+#include "jobs/job_sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <random>
+
+#include "collectives/launch/mpi_relaunch.hpp"
+#include "collectives/launch/process_start.hpp"
+#include "common/error.hpp"
+#include "common/invocation.hpp"
+#include "report/repetitions.hpp"
+#include "report/result_reader.hpp"
+
+namespace cb {
+
+namespace {
+
+// A job's notes and warnings, and when it succeeded its other stderr lines, each printed once
+// over a sweep of jobs.
+void print_diagnostics(const JobOutcome& job, std::set<std::string>& said) {
+  for (const auto& line : job.diagnostics) {
+    // A failed job's other error lines are mostly ranks reacting to the failure its verdict
+    // names; its notes and warnings still count.
+    bool remark =
+        line.rfind("commbench: note:", 0) == 0 || line.rfind("commbench: warning:", 0) == 0;
+    if ((job.exit_code == 0 || remark) && said.insert(line).second) std::cerr << line << "\n";
+  }
+}
+
+JobSpec job_spec(const RunRequest& rq) {
+  JobSpec spec;
+  spec.args = run_arguments(rq);
+  if (!rq.launch.empty()) spec.launch_prefix = split_command(rq.launch);
+  return spec;
+}
+
+}  // namespace
+
+ErrorKind kind_of_exit(int code) {
+  switch (code) {
+    case 2:
+      return ErrorKind::Usage;
+    case 3:
+      return ErrorKind::Validation;
+    case 4:
+      return ErrorKind::Timeout;
+    case 5:
+      return ErrorKind::Regression;
+    default:
+      return ErrorKind::Runtime;
+  }
+}
+
+void check_job_launch(const RunRequest& rq, const char* what) {
+  if (detect_launch().kind != LaunchInfo::Kind::Single) {
+    usage_error(
+        "{} starts a fresh job per launch and cannot run under mpirun/srun: run commbench "
+        "directly, and give your launcher with --launch 'PREFIX'",
+        what);
+  }
+  if (!rq.launch.empty()) launcher_kind(split_command(rq.launch).front(), build_mpi_flavor());
+}
+
+JobSweep::JobSweep(const RunRequest& rq, std::string unit, int repeats)
+    : spec_(job_spec(rq)), repeats_(repeats), progress_(rq.progress, true, {}, std::move(unit)) {
+  // stdout (in rq.format) and the outputs that are not streamed get the summaries at the end.
+  summaries_.push_back(make_stream_writer(rq.format, std::cout));
+  for (const auto& path : rq.outputs) {
+    (is_streamed_output(path) ? streams_ : summaries_).push_back(make_file_writer(path));
+  }
+  for (auto& w : streams_) w->begin(RunMeta{});
+}
+
+GroupOutcome JobSweep::run(const JobGroup& group, std::size_t index, std::size_t total,
+                           const std::function<std::string(const std::optional<RunMeta>&)>&
+                               check_meta) {
+  GroupOutcome out;
+  JobSpec spec = spec_;
+  spec.env = group.env;
+  progress_.update(index, total, group.label);
+  for (int j = 0; j < group.jobs; ++j) {
+    JobSpec launch = spec;
+    if (group.shuffled) {
+      const std::uint64_t seed = std::random_device{}() | 1u;
+      launch.env.emplace_back("COMMBENCH_CASE_ORDER_SEED", std::to_string(seed));
+    }
+    JobOutcome job = run_job(launch);
+    progress_.clear();
+    print_diagnostics(job, said_);
+    out.exit_code = job.exit_code;
+    out.message = job.message;
+    if ((out.interrupted = job.interrupted)) return out;
+    if (job.exit_code != 0 && (job.exit_code != 3 || job.document.empty())) return out;
+    ResultFile f = parse_result_text(job.document, fmt::format("{}.json", group.label));
+    if (check_meta) out.rejected = check_meta(f.meta);
+    if (!out.rejected.empty()) return out;
+    if (!out.meta) out.meta = f.meta;
+    for (auto c : f.meta ? f.meta->launches : std::vector<LaunchControl>{}) {
+      if (repeats_ > 1) c.repeat = group.first_repeat + j;
+      out.launches.push_back(c);
+    }
+    for (auto& rec : f.records) {
+      rec.env = group.env_tag;
+      if (repeats_ > 1) rec.repeat = group.first_repeat + j;
+      out.records.push_back(std::move(rec));
+    }
+    if (job.exit_code != 0) return out;
+  }
+  return out;
+}
+
+void JobSweep::keep(const std::vector<ResultRecord>& records, const std::optional<RunMeta>& meta) {
+  if (!meta_) meta_ = meta;
+  for (const auto& r : records) {
+    for (auto& w : streams_) w->add(r);
+    kept_.push_back(r);
+  }
+}
+
+std::vector<ResultRecord> JobSweep::finish(bool completed,
+                                           const std::function<void(RunMeta&)>& adjust) {
+  if (completed) progress_.finish();
+  for (auto& w : streams_) w->finish();
+  RunMeta meta = meta_.value_or(RunMeta{});
+  meta.command_line = invocation();
+  meta.repetitions = repeats_ > 1 ? repeats_ : 0;
+  if (adjust) adjust(meta);
+  std::vector<ResultRecord> results = repeats_ > 1 ? summarize_all(kept_) : kept_;
+  for (auto& w : summaries_) w->begin(meta);
+  for (const auto& r : results) {
+    for (auto& w : summaries_) w->add(r);
+  }
+  for (auto& w : summaries_) w->finish();
+  return results;
+}
+
+}  // namespace cb

@@ -1,0 +1,36 @@
+// `run --repeat N` and `run --launch 'PREFIX'`: the sweep as N fresh jobs, each repetition's
+// records streamed to .jsonl outputs as it ends, and one summary per measurement (medians over
+// repetitions, every repetition kept) in the other outputs.
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "jobs/job_sweep.hpp"
+#include "jobs/run.hpp"
+
+namespace cb {
+
+int run_repeated(const RunRequest& rq, const ExtraWriter& extra) {
+  check_run_request(rq);
+  const int n = repeat_count(rq);
+  check_job_launch(rq, n > 1 ? "--repeat" : "--launch");
+
+  JobSweep sweep(rq, "repetitions", n);
+  if (extra) sweep.add_summary_writer(extra());
+  std::string failure;
+  std::vector<LaunchControl> launches;
+  for (int r = 0; r < n; ++r) {
+    const std::string place = fmt::format("repetition {} of {}", r + 1, n);
+    GroupOutcome job = sweep.run({{}, {}, 1, r, place, true}, r + 1, n);
+    if (job.exit_code != 0 && job.exit_code != 3) {
+      fail(kind_of_exit(job.exit_code), "{}: {}", place, job.message);
+    }
+    sweep.keep(job.records, job.meta);
+    launches.insert(launches.end(), job.launches.begin(), job.launches.end());
+    if (job.exit_code == 3 && failure.empty()) failure = fmt::format("{}: {}", place, job.message);
+  }
+  sweep.finish(true, [&](RunMeta& meta) { meta.launches = launches; });
+  if (!failure.empty()) fail(ErrorKind::Validation, "{}", failure);
+  return 0;
+}
+
+}  // namespace cb

@@ -1,0 +1,75 @@
+#include "jobs/tune.hpp"
+
+#include <iostream>
+#include <memory>
+
+#include "collectives/backends/registry.hpp"
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "report/report_format.hpp"
+#include "common/units.hpp"
+#include "jobs/run.hpp"
+#include "report/tune_text.hpp"
+
+namespace cb {
+
+namespace {
+
+// Collects the run's records and, at the end, prints and writes the advice.
+class TuneWriter : public Writer {
+ public:
+  TuneWriter(TuneRequest rq, TuneOptions options) : rq_(std::move(rq)), options_(options) {}
+  void begin(const RunMeta&) override {}
+  void add(const ResultRecord& r) override { records_.push_back(r); }
+  void finish() override {
+    auto ranges = recommend(records_, options_);
+    print_advice(ranges,
+                 "the algorithm to use per size range (speedup over default, geometric mean)",
+                 std::cout);
+    write_tuning_files(rq_, ranges);
+  }
+
+ private:
+  TuneRequest rq_;
+  TuneOptions options_;
+  std::vector<ResultRecord> records_;
+};
+
+bool env_grid(const TuneRequest& tq) { return !tq.env.empty() || !tq.env_grid.empty(); }
+
+}  // namespace
+
+void write_tuning_files(const TuneRequest& rq, const std::vector<TuneRange>& ranges) {
+  const auto& files = tuning_files();
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!rq.emit[i].empty()) write_file_atomically(rq.emit[i], files[i].write(ranges));
+  }
+}
+
+TuneOptions check_tune_request(const TuneRequest& tq) {
+  TuneOptions options;
+  double gain = parse_double(tq.min_gain, "--min-gain");
+  if (gain < 0) usage_error("invalid --min-gain '{}': expected a percentage >= 0", tq.min_gain);
+  options.min_gain = gain / 100.0;
+  for (const auto& path : tq.emit) {
+    if (!path.empty()) check_output_directory(path);
+  }
+  if (!tq.emit_env.empty()) check_output_directory(tq.emit_env);
+  if (env_grid(tq)) return options;
+  if (!tq.resume.empty()) {
+    usage_error("--resume applies to environment grids: give --env NAME=v1,v2 or --env-grid FILE");
+  }
+  if (!tq.emit_env.empty()) {
+    usage_error(
+        "--emit-env applies to environment grids: give --env NAME=v1,v2 or --env-grid FILE");
+  }
+  return options;
+}
+
+int tune(const RunRequest& rq, const TuneRequest& tq) {
+  const TuneOptions options = check_tune_request(tq);
+  if (env_grid(tq)) return tune_env_grid(rq, tq, options);
+  return run(rq, [tq, options] { return std::make_unique<TuneWriter>(tq, options); });
+}
+
+}  // namespace cb
