@@ -152,7 +152,8 @@ RELAUNCHED = {
     "--dtypes": "int32", "--ops": "max", "--placement": "in", "--root": "1", "--warmup": "1",
     "--iters": "3", "--min-time": "0.01", "--no-check": None, "--memory": "host",
     "--nranks": "2", "--timeout": "120", "--gloo-iface": "lo", "--nccl-lib": "/nonexistent/nccl",
-    "--gpus": "1",
+    "--gpus": "1", "--cuda-graph": "2", "--roof-link-gbps": "10",
+    "--roof-host-memory": "5",
 }
 SWEEP_ONLY = {"--help", "--format", "--output", "--progress", "--repeat", "--launch"}
 
