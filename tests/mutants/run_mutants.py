@@ -108,11 +108,14 @@ def sync(src):
 
 
 def sh(cmd, cwd, log, timeout=None):
+    # The copy's paths relative to this checkout are the checkout's own, so ccache serves the
+    # copy's first build from what ci/build compiled.
+    env = dict(os.environ, CCACHE_BASEDIR=ROOT, CCACHE_NOHASHDIR="1")
     with open(log, "a") as out:
         out.write(f"\n$ {' '.join(cmd)}\n")
         out.flush()
         return subprocess.run(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                              timeout=timeout).returncode
+                              timeout=timeout, env=env).returncode
 
 
 def configure(src, preset, log):
