@@ -117,6 +117,8 @@ class Backend {
   virtual bool supports(Collective c) const = 0;
   virtual bool supports(DType t) const = 0;
   virtual bool supports(Collective c, ReduceOp op) const = 0;
+  // Why `op` cannot reduce `t` here although both are supported on their own; empty when it can.
+  virtual std::string unsupported(DType, ReduceOp) const { return {}; }
   // How `c` is carried out: "native", "composed from ...", or "not supported".
   virtual std::string implementation(Collective c) const {
     return supports(c) ? "native" : "not supported";

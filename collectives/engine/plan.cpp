@@ -107,6 +107,11 @@ std::vector<Case> plan_cases(const Backend& backend, const SweepOptions& o, int 
             note(fmt::format("{}: op {} is not supported for {}, skipped", b, name(op), ci.name));
             continue;
           }
+          if (std::string why = backend.unsupported(t, op); !why.empty()) {
+            note(fmt::format("{}: op {} on {} is not supported ({}), skipped", b, name(op),
+                             info(t).name, why));
+            continue;
+          }
           for (int root : roots) {
             if (c == Collective::Barrier) {
               cases.push_back({c, algo, t, op, root, 0, 0, Placement::Out});

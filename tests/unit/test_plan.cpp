@@ -19,6 +19,9 @@ class FakePlanningBackend : public Backend {
   bool supports(Collective c, ReduceOp op) const override {
     return info(c).reduces ? op != ReduceOp::Avg : op == ReduceOp::None;
   }
+  std::string unsupported(DType t, ReduceOp op) const override {
+    return t == DType::Double && op == ReduceOp::Max ? "no double max" : "";
+  }
   std::vector<std::string> algorithms(Collective c) const override {
     if (c == Collective::AllReduce) return {"ring", "tree"};
     return {};
@@ -57,6 +60,22 @@ TEST(Plan, SkipsWhatTheBackendLacksAndSaysSo) {
   EXPECT_EQ(cases[1].root, 0);
   EXPECT_EQ(cases[0].root, -1);
   EXPECT_EQ(notes.size(), 3u);  // gather, half, avg
+}
+
+TEST(Plan, SkipsAnOpTheBackendCannotApplyToOneDtypeAndSaysWhy) {
+  FakePlanningBackend b;
+  SweepOptions o;
+  o.collectives = {Collective::AllReduce};
+  o.dtypes = {DType::Float, DType::Double};
+  o.ops = {ReduceOp::Sum, ReduceOp::Max};
+  o.min_bytes = o.max_bytes = 1024;
+  std::vector<std::string> notes;
+  auto cases = plan_cases(b, o, 4, notes);
+  // float sum, float max, double sum: double max alone is skipped.
+  ASSERT_EQ(cases.size(), 3u);
+  for (const auto& c : cases) EXPECT_FALSE(c.dtype == DType::Double && c.op == ReduceOp::Max);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "fake: op max on double is not supported (no double max), skipped");
 }
 
 TEST(Plan, AllRootsAndAllAlgorithms) {

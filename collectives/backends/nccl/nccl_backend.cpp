@@ -79,6 +79,14 @@ class NcclBackend : public Backend {
   bool supports(Collective c, ReduceOp op) const override {
     return info(c).reduces ? redop_code(op).has_value() : op == ReduceOp::None;
   }
+  std::string unsupported(DType t, ReduceOp op) const override {
+    // NCCL's avg multiplies by 1/nranks in the element type, which it defines for integers,
+    // half, bfloat16, float and double only: fp8 avg is ncclInvalidArgument (seen on 2.28.3).
+    if (op == ReduceOp::Avg && (t == DType::Fp8E4M3 || t == DType::Fp8E5M2)) {
+      return "NCCL has no fp8 average";
+    }
+    return {};
+  }
   std::string implementation(Collective c) const override {
     const Functions& f = lib_.fn;
     switch (c) {
