@@ -22,6 +22,9 @@ namespace cb {
 
 namespace {
 
+// Why the commbench that started the ranks chose the default backends.
+constexpr const char* kBackendChoiceEnv = "COMMBENCH_BACKEND_CHOICE";
+
 // A rank's run, once its backends are chosen.
 struct RankRun {
   const RunRequest& rq;
@@ -52,6 +55,9 @@ int start_run_ranks(const RankRun& run, int ranks) {
       runtime_error("backend {} cannot run here: {}", name, why);
     }
   }
+  // The ranks choose the same backends, but only this process knows why (it asked the MPI
+  // before deciding whether ranks start under it): they record this reason, not their own.
+  if (!run.backend_choice.empty()) ::setenv(kBackendChoiceEnv, run.backend_choice.c_str(), 1);
   // Rank 0 names its temporary output files after this process, so that they can be removed
   // here whatever ends the ranks (a kill, a crash, an interrupt).
   ::setenv(kTempTagEnv, std::to_string(::getpid()).c_str(), 0);
@@ -139,6 +145,10 @@ int run_request(const RunRequest& rq, const RunHooks& hooks) {
   BackendChoice choice = resolve_backends(split_list(rq.backends), !rq.backends.empty(), run.bo);
   run.backends = choice.names;
   run.backend_choice = choice.why;
+  if (const char* why = std::getenv(kBackendChoiceEnv);
+      why && *why && rq.backends.empty() && run.bo.launch.kind != LaunchInfo::Kind::Single) {
+    run.backend_choice = why;
+  }
   if (choice.device_memory && rq.memory.empty()) run.s.memory = run.bo.memory = MemoryKind::Device;
   apply_run_choices(
       {run.backends, run.s.memory, !rq.memory.empty(), !rq.max_bytes.empty(), run.s.gpus},
