@@ -1,0 +1,194 @@
+#include "jobs/check.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "collectives/catalogue/catalogue.hpp"
+#include "collectives/catalogue/dtype.hpp"
+#include "collectives/catalogue/names.hpp"
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "common/schema.hpp"
+#include "common/units.hpp"
+#include "probes/topology.hpp"
+#include "report/check_output.hpp"
+#include "report/links_verdict.hpp"
+#include "report/report_format.hpp"
+
+namespace cb {
+
+namespace {
+
+
+template <typename T, typename All, typename Name>
+std::string names_of(const All& all, Name name) {
+  std::string s;
+  for (const T& x : all) s += (s.empty() ? "" : ", ") + std::string(name(x));
+  return s;
+}
+
+// Collective, dtype and op names as `run` accepts them (aliases allowed), canonicalised.
+SpecVocabulary vocabulary() {
+  SpecVocabulary v;
+  v.collective = [](std::string_view n) -> std::optional<std::string> {
+    auto c = parse_collective(n);
+    return c ? std::optional<std::string>(std::string(name(*c))) : std::nullopt;
+  };
+  v.collective_names =
+      names_of<CollectiveInfo>(all_collectives(), [](const CollectiveInfo& c) { return c.name; });
+  v.dtype = [](std::string_view n) -> std::optional<std::string> {
+    auto t = parse_dtype(n);
+    return t ? std::optional<std::string>(std::string(info(*t).name)) : std::nullopt;
+  };
+  v.dtype_names = names_of<DTypeInfo>(all_dtypes(), [](const DTypeInfo& t) { return t.name; });
+  v.op = [](std::string_view n) -> std::optional<std::string> {
+    if (n == "none") return std::string("none");  // what non-reducing collectives record
+    auto op = parse_op(n);
+    return op ? std::optional<std::string>(std::string(name(*op))) : std::nullopt;
+  };
+  v.op_names = names_of<ReduceOp>(all_ops(), [](ReduceOp op) { return name(op); }) + ", none";
+  return v;
+}
+
+nlohmann::json read_json_file(const std::string& path, const char* option, std::string_view schema,
+                              const char* writer) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) usage_error("cannot read {} '{}': {}", option, path, std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    usage_error(
+        "{}: not valid JSON (truncated or corrupt near byte {}): expected a {} document "
+        "as written by `{}`",
+        path, e.byte, schema, writer);
+  }
+}
+
+// The topology document and where it came from.
+std::pair<nlohmann::json, std::string> topology_for(const CheckRequest& rq) {
+  if (!rq.topology.empty()) {
+    nlohmann::json doc =
+        read_json_file(rq.topology, "--topology", kTopologySchema, "commbench topo --format json");
+    validate_topology(doc, rq.topology);
+    return {doc, rq.topology};
+  }
+  std::string root = rq.sysfs_root.empty() ? "/sys" : rq.sysfs_root;
+  // The probe reads a missing tree as an empty machine; refuse it as `topo` does.
+  Sysfs sys(root);
+  if (!is_live_sysfs(root) && !sys.resolve("bus/pci/devices") && !sys.resolve("devices/system")) {
+    usage_error("--sysfs-root '{}' is not a sysfs tree (no bus/pci/devices or devices/system)",
+                root);
+  }
+  return {probe_topology_json(root), fmt::format("a probe of {}", root)};
+}
+
+// --expect and --min-efficiency: whether efficiency is judged, and the fraction asked for.
+std::optional<double> expect_options(const CheckRequest& rq, bool& expect_auto) {
+  expect_auto = rq.expect == "auto";
+  if (!rq.expect.empty() && !expect_auto) {
+    usage_error("invalid --expect '{}': expected auto", rq.expect);
+  }
+  if (rq.min_efficiency.empty()) return std::nullopt;
+  if (!expect_auto) usage_error("--min-efficiency needs --expect auto");
+  double v = parse_double(rq.min_efficiency, "--min-efficiency");
+  if (!(v > 0)) {
+    usage_error("invalid --min-efficiency '{}': expected a fraction > 0", rq.min_efficiency);
+  }
+  return v;
+}
+
+// The spec, or the empty one --expect auto stands for, and the result files it is judged on
+// (with --expect auto a first argument that is not a .toml is a result).
+Spec spec_and_results(const CheckRequest& rq, bool expect_auto, std::vector<std::string>& paths) {
+  paths = rq.results;
+  const bool has_spec = !rq.spec.empty() && (!expect_auto || rq.spec.ends_with(".toml"));
+  if (!has_spec && !rq.spec.empty()) paths.insert(paths.begin(), rq.spec);
+  if (!has_spec && !expect_auto) usage_error("check needs a SPEC file, or --expect auto");
+  if (expect_auto && paths.empty()) usage_error("--expect auto needs result files");
+  if (has_spec) return read_spec(rq.spec, vocabulary());
+  Spec spec;
+  spec.path = "--expect auto";
+  spec.name = "expect auto";
+  return spec;
+}
+
+// The report on stdout, and in --output and --junit when given.
+void write_reports(const CheckRequest& rq, const CheckReport& report,
+                   const std::string& file_format) {
+  write_check_report(report, rq.format, std::cout);
+  if (!rq.output.empty()) {
+    std::ostringstream text;
+    write_check_report(report, file_format, text);
+    write_file_atomically(rq.output, text.str());
+  }
+  if (!rq.junit.empty()) {
+    std::ostringstream xml;
+    write_junit(check_junit_suite(report, utc_now_iso8601(), host_name()), xml);
+    write_file_atomically(rq.junit, xml.str());
+  }
+}
+
+// Exit 5 naming the first failed error-severity requirement.
+void fail_on_errors(const CheckReport& report) {
+  if (report.failed() == 0) return;
+  const RequirementResult* first = nullptr;
+  for (const auto& i : report.items) {
+    if (!i.passed && i.severity == Severity::Error && !first) first = &i;
+  }
+  fail(ErrorKind::Regression, "{} requirement{} failed (first: {}: {}, expected {})",
+       report.failed(), report.failed() == 1 ? "" : "s", first->name, first->measured,
+       first->expected);
+}
+
+}  // namespace
+
+int check(const CheckRequest& rq) {
+  check_check_format(rq.format);
+  std::string file_format;
+  if (!rq.output.empty()) {
+    file_format = report_format_for_path(rq.output, {"table", "json", "md"});
+    check_output_directory(rq.output);
+  }
+  if (!rq.junit.empty()) check_output_directory(rq.junit);
+  if (!rq.topology.empty() && !rq.sysfs_root.empty()) {
+    usage_error(
+        "--topology and --sysfs-root exclude each other: give a topology document or a "
+        "tree to probe");
+  }
+  bool expect_auto = false;
+  std::optional<double> min_efficiency = expect_options(rq, expect_auto);
+  std::vector<std::string> result_paths;
+  Spec spec = spec_and_results(rq, expect_auto, result_paths);
+  std::vector<ResultFile> results;
+  for (const auto& path : result_paths) results.push_back(read_result_file(path));
+  nlohmann::json topology;
+  std::string topology_source;
+  if (!spec.topology.empty()) std::tie(topology, topology_source) = topology_for(rq);
+  nlohmann::json links;
+  if (!spec.links.empty()) {
+    if (rq.links.empty()) {
+      usage_error("{} has [[links]] requirements: pass --links FILE (`probe links --format json`)",
+                  rq.spec);
+    }
+    links =
+        read_json_file(rq.links, "--links", kLinksSchema, "commbench probe links --format json");
+  }
+  CheckReport report = evaluate_spec(spec, results, topology, topology_source, links, rq.links);
+  if (expect_auto) {
+    for (auto& item : evaluate_expect_auto(results, min_efficiency))
+      report.items.push_back(std::move(item));
+  }
+  write_reports(rq, report, file_format);
+  fail_on_errors(report);
+  return 0;
+}
+
+}  // namespace cb
