@@ -83,7 +83,8 @@ int execute(const CompareRequest& rq) {
     write_compare_report(report, file_format, text);
     write_file_atomically(rq.output, text.str());
   }
-  if (report.outcome == CompareOutcome::Regression) fail(ErrorKind::Regression, "{}", report.headline);
+  if (report.outcome == CompareOutcome::Regression)
+    fail(ErrorKind::Regression, "{}", report.headline);
   if (report.outcome == CompareOutcome::Inconclusive) {
     fail(ErrorKind::Inconclusive, "{}", report.headline);
   }

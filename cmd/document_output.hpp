@@ -1,25 +1,12 @@
-// --format table|json and --output FILE for subcommands that print one document (topo, probe).
+// The --format and --output flags of subcommands that print one document (topo, probe).
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
-#include <functional>
-#include <iosfwd>
-#include <string>
+#include "report/document_output.hpp"
 
 namespace cb {
 
-struct DocumentOutput {
-  std::string format = "table";
-  std::string output;  // .json, or .txt for the tables
-};
-
 void add_document_options(CLI::App* app, DocumentOutput& out);
-// Validates both options before any work starts (a usage Error naming what is accepted).
-void check_document_output(const DocumentOutput& out);
-// Writes the document to stdout in --format and, atomically, to --output.
-void emit_document(const DocumentOutput& out, const nlohmann::json& doc,
-                   const std::function<void(std::ostream&)>& print_tables);
 
 }  // namespace cb

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/catalogue/names.hpp"
 #include "cmd/subcommands.hpp"
+#include "collectives/catalogue/names.hpp"
 #include "collectives/launch/peer_loss.hpp"
 #include "collectives/launch/process_start.hpp"
 #include "collectives/launch/rank_status.hpp"
@@ -35,7 +35,7 @@ int failed(int code, const std::string& message, bool report) {
   // A peer that ended, where this process watches its peers itself (env://), is the cause.
   const bool consequence = code == cb::kExitRuntime || code == cb::kExitTimeout;
   if (std::string cause = cb::failure_cause(consequence ? std::chrono::milliseconds(3000)
-                                                          : std::chrono::milliseconds(0));
+                                                        : std::chrono::milliseconds(0));
       consequence && !cause.empty()) {
     std::fprintf(stderr, "commbench: %s\n", cause.c_str());
     return cb::kExitRuntime;
@@ -72,6 +72,18 @@ void check_subcommand(CLI::App& app, int argc, char** argv) {
   cb::usage_error("unknown subcommand '{}': expected one of {}", argv[1], list);
 }
 
+void register_subcommands(CLI::App& app, cb::Action& action) {
+  cb::register_run(app, action);
+  cb::register_tune(app, action);
+  cb::register_list(app, action);
+  cb::register_version(app, action);
+  cb::register_topo(app, action);
+  cb::register_probe(app, action);
+  cb::register_compare(app, action);
+  cb::register_check(app, action);
+  cb::register_plot(app, action);
+}
+
 int finished(int code) {
   if (cb::rank_status_wanted()) cb::record_rank_exit(code, "");
   return code;
@@ -87,15 +99,7 @@ int main(int argc, char** argv) {
       "--version", [] { return "commbench " + cb::commbench_version(); },
       "print the version line (`commbench version` says more)");
   cb::Action action;
-  cb::register_run(app, action);
-  cb::register_tune(app, action);
-  cb::register_list(app, action);
-  cb::register_version(app, action);
-  cb::register_topo(app, action);
-  cb::register_probe(app, action);
-  cb::register_compare(app, action);
-  cb::register_check(app, action);
-  cb::register_plot(app, action);
+  register_subcommands(app, action);
   try {
     check_subcommand(app, argc, argv);
     app.parse(argc, argv);

@@ -1,100 +1,13 @@
 // `commbench topo`: NUMA, PCIe tree and links, GPUs and their matrix, NICs and IB ports, from
 // this host's /sys or a captured tree. Under a launcher, the first rank on each host probes and
 // rank 0 reports every host (commbench/cluster-topology/v1).
-#include <algorithm>
-#include <ostream>
+#include <memory>
 
 #include "cmd/document_output.hpp"
 #include "cmd/subcommands.hpp"
-#include "collectives/launch/process_start.hpp"
-#include "collectives/launch/start.hpp"
-#include "collectives/backends/registry.hpp"
-#include "common/error.hpp"
-#include "common/host_name.hpp"
-#include "probes/topology.hpp"
-#include "report/cluster_topology.hpp"
+#include "jobs/topo.hpp"
 
 namespace cb {
-
-namespace {
-
-constexpr double kControlTimeoutSeconds = 300;
-
-struct TopoRequest {
-  DocumentOutput out;
-  std::string sysfs_root = "/sys";
-  std::string capture;
-};
-
-// The libraries this process finds, by name ("MPI", "NCCL", "CUDA": the `version` lines), so
-// that hosts with different library versions differ.
-nlohmann::json libraries() {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& line : backend_version_lines(BackendOptions{})) {
-    auto colon = line.find(": ");
-    if (colon != std::string::npos) out[line.substr(0, colon)] = line.substr(colon + 2);
-  }
-  return out;
-}
-
-void print_libraries(const nlohmann::json& libs, std::ostream& out) {
-  out << "\nLibraries:\n";
-  for (const auto& [name, version] : libs.items())
-    out << "  " << name << ": " << version.get<std::string>() << "\n";
-}
-
-int execute(const TopoRequest& rq) {
-  check_document_output(rq.out);
-  Sysfs sys(rq.sysfs_root);
-  if (!is_live_sysfs(rq.sysfs_root)) {
-    if (!sys.resolve(""))
-      usage_error("--sysfs-root '{}' is not a readable directory", rq.sysfs_root);
-    if (!sys.resolve("bus/pci/devices") && !sys.resolve("devices/system")) {
-      usage_error(
-          "--sysfs-root '{}' does not look like a sysfs tree (no bus/pci/devices or "
-          "devices/system)",
-          rq.sysfs_root);
-    }
-  }
-  const LaunchInfo launch = detect_launch();
-  check_launch(launch, kControlTimeoutSeconds);
-  if (launch.kind == LaunchInfo::Kind::Single || launch.size < 2) {
-    Topology topo = probe_topology(sys);
-    if (!rq.capture.empty()) capture_snapshot(sys, topo, rq.capture);
-    nlohmann::json doc = topology_to_json(topo);
-    doc["libraries"] = libraries();
-    emit_document(rq.out, doc, [&](std::ostream& os) {
-      print_topology(topo, os);
-      print_libraries(doc["libraries"], os);
-    });
-    return 0;
-  }
-  if (!rq.capture.empty())
-    usage_error("--capture works on one host: run topo --capture without a launcher");
-  std::unique_ptr<Control> control = make_run_control(launch, kControlTimeoutSeconds);
-  const std::string me = host_name();
-  const std::vector<std::string> hosts = control->allgather(me);
-  // One probe per host: the first rank there.
-  const bool first_here =
-      std::find(hosts.begin(), hosts.end(), me) - hosts.begin() == control->rank();
-  std::string mine;
-  if (first_here) {
-    nlohmann::json j = topology_to_json(probe_topology(sys));
-    j["host"] = me;  // where it ran, also for a captured tree
-    j["libraries"] = libraries();
-    mine = j.dump();
-  }
-  const std::vector<std::string> all = control->allgather(mine);
-  if (control->rank() != 0) return 0;
-  std::vector<nlohmann::json> docs;
-  for (const auto& text : all)
-    if (!text.empty()) docs.push_back(nlohmann::json::parse(text));
-  nlohmann::json doc = cluster_topology(docs);
-  emit_document(rq.out, doc, [&](std::ostream& os) { print_cluster_topology(doc, os); });
-  return 0;
-}
-
-}  // namespace
 
 void register_topo(CLI::App& app, Action& action) {
   auto rq = std::make_shared<TopoRequest>();
@@ -106,7 +19,7 @@ void register_topo(CLI::App& app, Action& action) {
                 "read a captured tree laid out like /sys instead of /sys");
   t->add_option("--capture", rq->capture,
                 "copy every file read into DIR (a new directory) as a snapshot");
-  t->callback([rq, &action] { action = [rq] { return execute(*rq); }; });
+  t->callback([rq, &action] { action = [rq] { return topo(*rq); }; });
 }
 
 }  // namespace cb

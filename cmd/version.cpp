@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "cmd/subcommands.hpp"
-#include "common/version_info.hpp"
 #include "collectives/backends/registry.hpp"
+#include "common/version_info.hpp"
 
 namespace cb {
 

@@ -25,7 +25,6 @@ namespace cb {
 
 namespace {
 
-
 template <typename T, typename All, typename Name>
 std::string names_of(const All& all, Name name) {
   std::string s;

@@ -1,0 +1,124 @@
+#include "jobs/probe.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "collectives/catalogue/names.hpp"
+#include "collectives/launch/process_start.hpp"
+#include "collectives/launch/start.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "probes/gpu_copy_report.hpp"
+#include "probes/links.hpp"
+#include "probes/membw.hpp"
+
+namespace cb {
+
+namespace {
+
+int positive(const std::string& text, const char* what) {
+  std::int64_t v = parse_int(text, what);
+  if (v <= 0 || v > 1000000)
+    usage_error("invalid {} '{}': expected a positive integer", what, text);
+  return static_cast<int>(v);
+}
+
+double parse_fraction(const std::string& text) {
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || !(v > 0 && v <= 1))
+    usage_error("invalid --min-fraction '{}': expected a number in (0, 1], e.g. 0.8", text);
+  return v;
+}
+
+std::vector<MemKernel> parse_mem_kernels(const std::string& text) {
+  const std::vector<MemKernel> all = {MemKernel::Read, MemKernel::Write, MemKernel::Copy,
+                                      MemKernel::Memcpy};
+  if (text == "all") return all;
+  std::vector<MemKernel> out;
+  for (const auto& name : split_list(text)) {
+    auto it =
+        std::find_if(all.begin(), all.end(), [&](MemKernel k) { return kernel_name(k) == name; });
+    if (it == all.end())
+      usage_error("unknown kernel '{}': expected read, write, copy, memcpy or all", name);
+    if (std::find(out.begin(), out.end(), *it) == out.end()) out.push_back(*it);
+  }
+  if (out.empty()) usage_error("empty --kernels list: expected read, write, copy, memcpy or all");
+  return out;
+}
+
+}  // namespace
+
+int probe_membw(const ProbeRequest& rq) {
+  check_document_output(rq.out);
+  MembwOptions o;
+  if (!rq.size.empty()) o.bytes = parse_size(rq.size, "--size");
+  if (o.bytes < (16u << 10)) usage_error("invalid --size '{}': expected at least 16K", rq.size);
+  o.repeats = positive(rq.repeats, "--repeats");
+  if (!rq.threads.empty()) o.threads = positive(rq.threads, "--threads");
+  o.kernels = parse_mem_kernels(rq.kernels);
+  MembwResult r = measure_membw(o);
+  emit_document(rq.out, membw_to_json(r), [&](std::ostream& os) { print_membw(r, os); });
+  return 0;
+}
+
+int probe_copy(const ProbeRequest& rq) {
+  check_document_output(rq.out);
+  GpuCopyOptions o;
+  if (!rq.size.empty()) o.bytes = parse_size(rq.size, "--size");
+  if (o.bytes == 0) usage_error("invalid --size '{}': expected a positive size", rq.size);
+  o.repeats = positive(rq.repeats, "--repeats");
+  o.host = o.device = o.peer = false;
+  for (const auto& t : split_list(rq.tests)) {
+    if (t == "h2d" || t == "d2h") {
+      o.host = true;
+    } else if (t == "d2d") {
+      o.device = true;
+    } else if (t == "p2p") {
+      o.peer = true;
+    } else {
+      usage_error("unknown copy test '{}': expected h2d, d2h, d2d or p2p", t);
+    }
+  }
+  GpuCopyResult r = measure_gpu_copy(o);
+  emit_document(rq.out, gpu_copy_to_json(r, o),
+                [&](std::ostream& os) { print_gpu_copy(r, o, os); });
+  return 0;
+}
+
+int probe_links(const ProbeRequest& rq) {
+  // The control channel's rendezvous and operation timeout, as `run`'s default --timeout.
+  constexpr double kLinksTimeoutSeconds = 300;
+  check_document_output(rq.out);
+  LinksOptions o;
+  if (!rq.size.empty()) o.bytes = parse_size(rq.size, "--size");
+  o.repeats = positive(rq.repeats, "--repeats");
+  o.window = positive(rq.window, "--window");
+  o.latency_iters = positive(rq.latency_iters, "--latency-iters");
+  if (rq.per_host && rq.all_ranks)
+    usage_error("--per-host and --all-ranks exclude each other: pick one");
+  o.per_host = rq.per_host ? PerHost::Yes : rq.all_ranks ? PerHost::No : PerHost::Auto;
+  if (!rq.sample.empty()) o.sample = positive(rq.sample, "--sample");
+  o.min_fraction = parse_fraction(rq.min_fraction);
+  o.sample_time = parse_double(rq.sample_time, "--sample-time");
+  o.per_nic = rq.per_nic;
+  o.nics = split_list(rq.nics);
+  check_links_options(o);
+  // Checked before the control channel starts: a lone process would become an MPI singleton.
+  const LaunchInfo launch = detect_launch();
+  check_launch(launch, kLinksTimeoutSeconds);
+  check_links_ranks(launch.size);
+  std::unique_ptr<Control> control = make_run_control(launch, kLinksTimeoutSeconds);
+  LinksResult r = measure_links(o, *control);
+  if (control->rank() == 0)
+    emit_document(rq.out, links_to_json(r), [&](std::ostream& os) { print_links(r, os); });
+  return 0;
+}
+
+}  // namespace cb

@@ -1,0 +1,34 @@
+// `probe` as work: the memory bandwidth matrix, GPU copies, and the links between hosts or ranks
+// (over the run's control channel), each printed as a document.
+#pragma once
+
+#include <string>
+
+#include "report/document_output.hpp"
+
+namespace cb {
+
+struct ProbeRequest {
+  DocumentOutput out;
+  std::string size;
+  std::string repeats = "5";
+  std::string threads;
+  std::string kernels = "read,write,copy";
+  std::string tests = "h2d,d2h,d2d,p2p";
+  std::string window = "16";
+  std::string latency_iters = "200";
+  bool per_host = false;
+  bool all_ranks = false;
+  std::string sample;
+  std::string min_fraction = "0.8";
+  std::string sample_time = "0.05";
+  bool per_nic = false;
+  std::string nics;
+};
+
+int probe_membw(const ProbeRequest& rq);
+int probe_copy(const ProbeRequest& rq);
+// Under an MPI launcher (or srun, or env://): every rank measures, rank 0 prints.
+int probe_links(const ProbeRequest& rq);
+
+}  // namespace cb

@@ -1,0 +1,19 @@
+// `topo` as work: this host's topology from /sys or a captured tree; under a launcher, the first
+// rank on each host probes and rank 0 reports every host (commbench/cluster-topology/v1).
+#pragma once
+
+#include <string>
+
+#include "report/document_output.hpp"
+
+namespace cb {
+
+struct TopoRequest {
+  DocumentOutput out;
+  std::string sysfs_root = "/sys";
+  std::string capture;
+};
+
+int topo(const TopoRequest& rq);
+
+}  // namespace cb
