@@ -53,17 +53,12 @@ CompareOptions validate(const CompareRequest& rq) {
   return o;
 }
 
-const std::vector<std::string>& output_formats() {
-  static const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
-  return kFormats;
-}
-
 int execute(const CompareRequest& rq) {
   CompareOptions options = validate(rq);
-  check_compare_format(rq.format);
-  std::string file_format;
+  const OutputFormat& format = format_named(rq.format, Writes::Compare);
+  const OutputFormat* file_format = nullptr;
   if (!rq.output.empty()) {
-    file_format = report_format_for_path(rq.output, output_formats());
+    file_format = &format_for_path(rq.output, Writes::Compare);
     check_output_directory(rq.output);
   }
   std::vector<ResultFile> base;
@@ -73,14 +68,14 @@ int execute(const CompareRequest& rq) {
   ResultFile next = read_result_file(rq.files.back());
   CompareReport report = compare_results(base, next, options);
 
-  write_compare_report(report, rq.format, std::cout);
-  if (rq.format == "csv") {  // CSV is records only: the verdict and warnings go to stderr
+  format.compare(report, std::cout);
+  if (format.records_only) {  // the verdict and warnings go to stderr
     std::cerr << "commbench: " << report.headline << "\n";
     for (const auto& w : report.warnings) std::cerr << "commbench: warning: " << w << "\n";
   }
-  if (!rq.output.empty()) {
+  if (file_format) {
     std::ostringstream text;
-    write_compare_report(report, file_format, text);
+    file_format->compare(report, text);
     write_file_atomically(rq.output, text.str());
   }
   if (report.outcome == CompareOutcome::Regression)

@@ -120,12 +120,12 @@ Spec spec_and_results(const CheckRequest& rq, bool expect_auto, std::vector<std:
 }
 
 // The report on stdout, and in --output and --junit when given.
-void write_reports(const CheckRequest& rq, const CheckReport& report,
-                   const std::string& file_format) {
-  write_check_report(report, rq.format, std::cout);
-  if (!rq.output.empty()) {
+void write_reports(const CheckRequest& rq, const CheckReport& report, const OutputFormat& format,
+                   const OutputFormat* file_format) {
+  format.check(report, std::cout);
+  if (file_format) {
     std::ostringstream text;
-    write_check_report(report, file_format, text);
+    file_format->check(report, text);
     write_file_atomically(rq.output, text.str());
   }
   if (!rq.junit.empty()) {
@@ -150,10 +150,10 @@ void fail_on_errors(const CheckReport& report) {
 }  // namespace
 
 int check(const CheckRequest& rq) {
-  check_check_format(rq.format);
-  std::string file_format;
+  const OutputFormat& format = format_named(rq.format, Writes::Check);
+  const OutputFormat* file_format = nullptr;
   if (!rq.output.empty()) {
-    file_format = report_format_for_path(rq.output, {"table", "json", "md"});
+    file_format = &format_for_path(rq.output, Writes::Check);
     check_output_directory(rq.output);
   }
   if (!rq.junit.empty()) check_output_directory(rq.junit);
@@ -185,7 +185,7 @@ int check(const CheckRequest& rq) {
     for (auto& item : evaluate_expect_auto(results, min_efficiency))
       report.items.push_back(std::move(item));
   }
-  write_reports(rq, report, file_format);
+  write_reports(rq, report, format, file_format);
   fail_on_errors(report);
   return 0;
 }

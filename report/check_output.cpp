@@ -101,26 +101,16 @@ void write_md(const CheckReport& r, std::ostream& out) {
   out << std::flush;
 }
 
-const std::vector<std::string>& formats() {
-  static const std::vector<std::string> kFormats = {"table", "json", "md"};
-  return kFormats;
-}
-
 }  // namespace
 
-void check_check_format(std::string_view format) {
-  check_report_format(format, formats());
+void write_check_table(const CheckReport& r, std::ostream& out) {
+  write_table(r, out);
 }
-
-void write_check_report(const CheckReport& report, std::string_view format, std::ostream& out) {
-  check_check_format(format);
-  if (format == "table") {
-    write_table(report, out);
-  } else if (format == "json") {
-    write_json(report, out);
-  } else {
-    write_md(report, out);
-  }
+void write_check_json(const CheckReport& r, std::ostream& out) {
+  write_json(r, out);
+}
+void write_check_md(const CheckReport& r, std::ostream& out) {
+  write_md(r, out);
 }
 
 JUnitSuite check_junit_suite(const CheckReport& report, const std::string& timestamp,

@@ -11,9 +11,10 @@
 
 namespace cb {
 
-// format: table, json or md. Throws a usage Error naming the accepted formats.
-void write_check_report(const CheckReport& report, std::string_view format, std::ostream& out);
-void check_check_format(std::string_view format);
+// The report in each format it has (rows of report/report_format.hpp).
+void write_check_table(const CheckReport& r, std::ostream& out);
+void write_check_json(const CheckReport& r, std::ostream& out);
+void write_check_md(const CheckReport& r, std::ostream& out);
 
 // One testcase per requirement; failed warnings pass and say so in system-out.
 JUnitSuite check_junit_suite(const CheckReport& report, const std::string& timestamp,

@@ -106,20 +106,33 @@ void write_table(const CompareReport& r, std::ostream& out) {
   out << "# " << rule(r.options) << "\n";
   TextTable t;
   using A = TextTable::Align;
-  t.set_header(
-      {"collective", "backend", "algorithm", "dtype", "op", "place", "root", "ranks", "size",
-       "metric", "base", "new", "change", "p50 chg", "noise", "ratio (CI)", "floor", "reps", "nbrs",
-       "status"},
-      {A::Left, A::Left, A::Left, A::Left, A::Left, A::Left, A::Right, A::Right, A::Right, A::Left,
-       A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right, A::Right,
-       A::Left});
+  t.set_header({"collective", "backend",    "algorithm", "dtype", "op",   "place",  "root",
+                "ranks",      "size",       "metric",    "base",  "new",  "change", "p50 chg",
+                "noise",      "ratio (CI)", "floor",     "reps",  "nbrs", "status"},
+               {A::Left,  A::Left,  A::Left,  A::Left,  A::Left,  A::Left,  A::Right,
+                A::Right, A::Right, A::Left,  A::Right, A::Right, A::Right, A::Right,
+                A::Right, A::Right, A::Right, A::Right, A::Right, A::Left});
   for (const Comparison* c : r.ordered()) {
     const RecordKey& k = c->key;
-    t.add_row({k.collective, k.backend, k.algorithm, k.dtype, k.op, k.placement, root_text(k.root),
-               std::to_string(k.nranks), size_text(k), metric_name(c->metric),
-               value(*c, c->base.value), value(*c, c->next.value), percent(c->change),
-               percent(p50_change(*c)), fmt::format("{:.1f}%", c->noise * 100), ratio_cell(*c),
-               floor_cell(*c), runs_text(*c), support_text(*c),
+    t.add_row({k.collective,
+               k.backend,
+               k.algorithm,
+               k.dtype,
+               k.op,
+               k.placement,
+               root_text(k.root),
+               std::to_string(k.nranks),
+               size_text(k),
+               metric_name(c->metric),
+               value(*c, c->base.value),
+               value(*c, c->next.value),
+               percent(c->change),
+               percent(p50_change(*c)),
+               fmt::format("{:.1f}%", c->noise * 100),
+               ratio_cell(*c),
+               floor_cell(*c),
+               runs_text(*c),
+               support_text(*c),
                c->verdict == Verdict::Regression ? "REGRESSION" : verdict_name(c->verdict)});
   }
   if (!t.empty()) {
@@ -135,11 +148,11 @@ void write_table(const CompareReport& r, std::ostream& out) {
 }
 
 void write_csv(const CompareReport& r, std::ostream& out) {
-  out << csv_line({"collective", "backend",  "algorithm",  "dtype",          "op",
-                   "placement",  "root",     "nranks",     "bytes",          "metric",
-                   "base",       "new",      "change_pct", "p50_change_pct", "noise_pct",
-                   "base_runs",  "new_runs", "status",     "method",         "ratio",
-                   "ratio_low",  "ratio_high", "floor",    "support"})
+  out << csv_line({"collective", "backend",    "algorithm",  "dtype",          "op",
+                   "placement",  "root",       "nranks",     "bytes",          "metric",
+                   "base",       "new",        "change_pct", "p50_change_pct", "noise_pct",
+                   "base_runs",  "new_runs",   "status",     "method",         "ratio",
+                   "ratio_low",  "ratio_high", "floor",      "support"})
       << "\r\n";
   auto key_fields = [](const RecordKey& k) {
     return std::vector<std::string>{k.collective,
@@ -155,15 +168,14 @@ void write_csv(const CompareReport& r, std::ostream& out) {
   auto num = [](double v) { return fmt::format("{:.6g}", v); };
   for (const Comparison* c : r.ordered()) {
     auto f = key_fields(c->key);
-    f.insert(
-        f.end(),
-        {metric_name(c->metric), num(c->base.value), num(c->next.value), num(c->change * 100),
-         num(p50_change(*c) * 100), num(c->noise * 100), std::to_string(c->base.runs),
-         std::to_string(c->next.runs), verdict_name(c->verdict), method_name(c->method),
-         c->method == Method::Shape ? num(c->ratio) : std::string(),
-         c->method == Method::Shape ? num(c->ratio_low) : std::string(),
-         c->method == Method::Shape ? num(c->ratio_high) : std::string(), num(c->floor),
-         std::to_string(c->support)});
+    f.insert(f.end(),
+             {metric_name(c->metric), num(c->base.value), num(c->next.value), num(c->change * 100),
+              num(p50_change(*c) * 100), num(c->noise * 100), std::to_string(c->base.runs),
+              std::to_string(c->next.runs), verdict_name(c->verdict), method_name(c->method),
+              c->method == Method::Shape ? num(c->ratio) : std::string(),
+              c->method == Method::Shape ? num(c->ratio_low) : std::string(),
+              c->method == Method::Shape ? num(c->ratio_high) : std::string(), num(c->floor),
+              std::to_string(c->support)});
     out << csv_line(f) << "\r\n";
   }
   for (const auto* list : {&r.base_only, &r.new_only}) {
@@ -225,8 +237,9 @@ void write_json(const CompareReport& r, std::ostream& out) {
                 {"alpha", r.options.alpha},
                 {"level_threshold_pct", r.options.level_threshold * 100},
                 {"history_nights", r.history_nights},
-                {"test", "shape: Welch's t on log p50 times minus the launch median, Bonferroni; "
-                         "level: Welch's t on the launches' log geometric means, control-gated"}}},
+                {"test",
+                 "shape: Welch's t on log p50 times minus the launch median, Bonferroni; "
+                 "level: Welch's t on the launches' log geometric means, control-gated"}}},
               {"verdict", {{"outcome", outcome_name(r.outcome)}, {"line", r.headline}}},
               {"level", level_json(r.level)},
               {"summary",
@@ -328,11 +341,6 @@ void write_md(const CompareReport& r, std::ostream& out) {
   out << "<sub>" << md_escape(rule(r.options)) << ".</sub>\n" << std::flush;
 }
 
-const std::vector<std::string>& formats() {
-  static const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
-  return kFormats;
-}
-
 }  // namespace
 
 std::string percent_change(double fraction) {
@@ -342,21 +350,17 @@ std::string percent_change(double fraction) {
   return fmt::format("{:+.1f}%", p == 0 ? 0.0 : p);  // no "-0.0%"
 }
 
-void check_compare_format(std::string_view format) {
-  check_report_format(format, formats());
+void write_compare_table(const CompareReport& r, std::ostream& out) {
+  write_table(r, out);
 }
-
-void write_compare_report(const CompareReport& report, std::string_view format, std::ostream& out) {
-  check_compare_format(format);
-  if (format == "table") {
-    write_table(report, out);
-  } else if (format == "csv") {
-    write_csv(report, out);
-  } else if (format == "json") {
-    write_json(report, out);
-  } else {
-    write_md(report, out);
-  }
+void write_compare_csv(const CompareReport& r, std::ostream& out) {
+  write_csv(r, out);
+}
+void write_compare_json(const CompareReport& r, std::ostream& out) {
+  write_json(r, out);
+}
+void write_compare_md(const CompareReport& r, std::ostream& out) {
+  write_md(r, out);
 }
 
 }  // namespace cb

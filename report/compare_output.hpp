@@ -11,9 +11,11 @@
 
 namespace cb {
 
-// format: table, csv, json or md. Throws a usage Error naming the accepted formats.
-void write_compare_report(const CompareReport& report, std::string_view format, std::ostream& out);
-void check_compare_format(std::string_view format);
+// The report in each format it has (rows of report/report_format.hpp).
+void write_compare_table(const CompareReport& r, std::ostream& out);
+void write_compare_csv(const CompareReport& r, std::ostream& out);  // the comparisons only
+void write_compare_json(const CompareReport& r, std::ostream& out);
+void write_compare_md(const CompareReport& r, std::ostream& out);
 
 // A change as a signed percentage with one decimal ("+40.0%"); beyond ±1000% it is shown as
 // ">+1000%" or "<-1000%" (a figure that large says only "far off").

@@ -1,9 +1,8 @@
 #include "report/report_format.hpp"
 
-#include <algorithm>
-#include <array>
 #include <filesystem>
-#include <utility>
+#include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "common/error.hpp"
 #include "common/output_path.hpp"
@@ -18,19 +17,54 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-bool accepts(const std::vector<std::string>& accepted, std::string_view f) {
-  return accepted.empty() || std::find(accepted.begin(), accepted.end(), f) != accepted.end();
-}
-
 }  // namespace
 
-const OutputFormat* output_format_for_path(const std::string& path,
-                                           const std::vector<std::string>& accepted) {
+void write_document_json(const nlohmann::json& doc, const std::function<void(std::ostream&)>&,
+                         std::ostream& out) {
+  out << doc.dump(2) << "\n";
+}
+
+void write_document_tables(const nlohmann::json&,
+                           const std::function<void(std::ostream&)>& print_tables,
+                           std::ostream& out) {
+  print_tables(out);
+}
+
+bool writes(const OutputFormat& f, Writes what) {
+  switch (what) {
+    case Writes::Results:
+      return f.results != nullptr;
+    case Writes::Compare:
+      return f.compare != nullptr;
+    case Writes::Check:
+      return f.check != nullptr;
+    case Writes::Document:
+      return f.document != nullptr;
+  }
+  return false;
+}
+
+std::vector<std::string> format_names(Writes what) {
+  std::vector<std::string> out;
+  for (const auto& f : kOutputFormats) {
+    if (writes(f, what)) out.emplace_back(f.name);
+  }
+  return out;
+}
+
+const OutputFormat& format_named(std::string_view name, Writes what, std::string_view option) {
+  for (const auto& f : kOutputFormats) {
+    if (f.name == name && writes(f, what)) return f;
+  }
+  usage_error("unknown {} '{}': expected one of {}", option, name, join(format_names(what)));
+}
+
+const OutputFormat* find_format_for_path(const std::string& path, Writes what) {
   // Longest match first so ".gbench.json"-style compound extensions can win over ".json".
   const OutputFormat* best = nullptr;
   for (const auto& f : kOutputFormats) {
     const auto& ext = f.extension;
-    if (accepts(accepted, f.name) && path.size() > ext.size() &&
+    if (writes(f, what) && path.size() > ext.size() &&
         path.compare(path.size() - ext.size(), ext.size(), ext) == 0 &&
         (!best || ext.size() > best->extension.size())) {
       best = &f;
@@ -39,26 +73,18 @@ const OutputFormat* output_format_for_path(const std::string& path,
   return best;
 }
 
-std::vector<std::string> output_extensions(const std::vector<std::string>& accepted) {
+std::vector<std::string> format_extensions(Writes what) {
   std::vector<std::string> out;
   for (const auto& f : kOutputFormats) {
-    if (accepts(accepted, f.name)) out.emplace_back(f.extension);
+    if (writes(f, what)) out.emplace_back(f.extension);
   }
   return out;
 }
 
-void check_report_format(std::string_view format, const std::vector<std::string>& accepted,
-                         std::string_view option) {
-  if (!accepts(accepted, format)) {
-    usage_error("unknown {} '{}': expected one of {}", option, format, join(accepted));
-  }
-}
-
-std::string report_format_for_path(const std::string& path,
-                                   const std::vector<std::string>& accepted) {
-  if (const OutputFormat* f = output_format_for_path(path, accepted)) return std::string(f->name);
+const OutputFormat& format_for_path(const std::string& path, Writes what) {
+  if (const OutputFormat* f = find_format_for_path(path, what)) return *f;
   usage_error("cannot tell the format of output '{}' from its extension: expected one of {}", path,
-              join(output_extensions(accepted)));
+              join(format_extensions(what)));
 }
 
 void check_output_directory(const std::string& path, bool streamed) {

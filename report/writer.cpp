@@ -24,10 +24,6 @@ namespace {
 
 using StreamFactory = std::function<std::unique_ptr<Writer>(std::ostream&)>;
 
-bool streamed(const OutputFormat& f) {
-  return f.name == "jsonl";
-}
-
 // Hands a writer's text to a file descriptor as each call completes, checked. The inner writer
 // writes into a buffer, so a record reaches the file whole or, when the write fails part way,
 // is cut back off a regular file: what is there stays valid.
@@ -137,52 +133,48 @@ class RoofWriter : public Writer {
 std::vector<std::string> stdout_formats() {
   std::vector<std::string> out;
   for (const auto& f : kOutputFormats) {
-    if (f.name != "jsonl") out.emplace_back(f.name);
+    if (writes(f, Writes::Results) && !f.streamed) out.emplace_back(f.name);
   }
   return out;
 }
 
 std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream& out) {
   for (const auto& f : kOutputFormats) {
-    if (format == f.name) return f.make(out);
+    if (format == f.name && writes(f, Writes::Results)) return f.results(out);
   }
   usage_error("unknown format '{}': expected one of {}", format, fmt::join(stdout_formats(), ", "));
 }
 
 std::unique_ptr<Writer> make_stdout_writer(std::string_view format) {
   for (const auto& f : kOutputFormats) {
-    if (format == f.name) {
+    if (format == f.name && writes(f, Writes::Results)) {
       return std::make_unique<RoofWriter>(
-          std::make_unique<CheckedWriter>(STDOUT_FILENO, "standard output", false, f.make));
+          std::make_unique<CheckedWriter>(STDOUT_FILENO, "standard output", false, f.results));
     }
   }
   usage_error("unknown format '{}': expected one of {}", format, fmt::join(stdout_formats(), ", "));
 }
 
 void check_output_path(const std::string& path) {
-  if (!output_format_for_path(path)) {
-    usage_error("cannot tell the format of output '{}' from its extension: expected one of {}",
-                path, fmt::join(output_extensions(), " "));
-  }
-  check_output_directory(path, streamed(*output_format_for_path(path)));
+  check_output_directory(path, format_for_path(path, Writes::Results).streamed);
 }
 
 bool is_streamed_output(const std::string& path) {
-  const OutputFormat* f = output_format_for_path(path);
-  return f && streamed(*f);
+  const OutputFormat* f = find_format_for_path(path, Writes::Results);
+  return f && f->streamed;
 }
 
 std::unique_ptr<Writer> make_file_writer(const std::string& path) {
   check_output_path(path);
-  const OutputFormat* f = output_format_for_path(path);
-  if (!streamed(*f)) {
-    return std::make_unique<RoofWriter>(std::make_unique<AtomicFileWriter>(path, f->make));
+  const OutputFormat* f = &format_for_path(path, Writes::Results);
+  if (!f->streamed) {
+    return std::make_unique<RoofWriter>(std::make_unique<AtomicFileWriter>(path, f->results));
   }
   // JSONL streams to its final name from the start, so a crash keeps the records written.
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) usage_error("cannot write '{}': {}", path, std::strerror(errno));
   return std::make_unique<RoofWriter>(
-      std::make_unique<CheckedWriter>(fd, quoted_name(path), true, f->make));
+      std::make_unique<CheckedWriter>(fd, quoted_name(path), true, f->results));
 }
 
 }  // namespace cb

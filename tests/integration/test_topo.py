@@ -97,7 +97,7 @@ def test_topo_output_file_and_bad_input():
     p = run(["topo", "--sysfs-root", os.path.join(d, "missing")], check=2)
     assert "--sysfs-root" in p.stderr
     p = run(["topo", "--output", os.path.join(d, "topo.csv")], check=2)
-    assert ".json or .txt" in p.stderr
+    assert "a .txt or .json file name" in p.stderr
     assert not os.path.exists(os.path.join(d, "topo.csv"))
     shutil.rmtree(d)
 

@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "report/check.hpp"
 #include "report/check_output.hpp"
+#include "report/report_format.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {
@@ -105,8 +106,7 @@ TEST(Check, OverLaunchesTheGeometricMeanIsJudgedAndTheNoiseSaid) {
   EXPECT_TRUE(detail_has(tight.items[0], "5 launches, 99 % CI 1")) << tight.items[0].details[0];
   EXPECT_TRUE(detail_has(tight.items[0], "beyond their noise")) << tight.items[0].details[0];
   // One slow launch of five (a machine mode) does not fail a limit the others meet by far.
-  CheckReport mode =
-      evaluate_spec(spec, {launches_of_times({50, 51, 49, 50, 100})}, nullptr, "x");
+  CheckReport mode = evaluate_spec(spec, {launches_of_times({50, 51, 49, 50, 100})}, nullptr, "x");
   EXPECT_TRUE(mode.items[0].passed) << mode.items[0].measured;
 }
 
@@ -230,9 +230,9 @@ TEST(CheckOutput, TableJsonAndMarkdown) {
   CheckReport r =
       check("[[results]]\ncollective = \"allreduce\"\nmin_busbw_GBps = 5\n", {"base.json"});
   std::ostringstream table, json, md;
-  write_check_report(r, "table", table);
-  write_check_report(r, "json", json);
-  write_check_report(r, "md", md);
+  format_named("table", Writes::Check).check(r, table);
+  format_named("json", Writes::Check).check(r, json);
+  format_named("md", Writes::Check).check(r, md);
   EXPECT_NE(table.str().find("FAIL    error"), std::string::npos) << table.str();
   EXPECT_NE(table.str().find("# 0 passed, 1 failed, 0 warnings"), std::string::npos);
   auto doc = nlohmann::json::parse(json.str());
@@ -240,7 +240,7 @@ TEST(CheckOutput, TableJsonAndMarkdown) {
   EXPECT_EQ(doc["requirements"][0]["status"], "fail");
   EXPECT_EQ(doc["summary"]["ok"], false);
   EXPECT_NE(md.str().find("**1 failed**"), std::string::npos);
-  EXPECT_THROW(write_check_report(r, "csv", table), Error);
+  EXPECT_THROW(format_named("csv", Writes::Check), Error);
 }
 
 // The check's rules read the topology once, into types: labels, links and the upstream port's

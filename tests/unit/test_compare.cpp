@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "report/compare.hpp"
 #include "report/compare_output.hpp"
+#include "report/report_format.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {
@@ -207,7 +208,7 @@ TEST(Compare, ZeroFiguresAreNotComparedButNoted) {
 
 TEST(CompareOutput, MarkdownLeadsWithTheVerdictAndFoldsUnchangedRows) {
   std::ostringstream md;
-  write_compare_report(fixtures("base.json", "new-regressed.json"), "md", md);
+  format_named("md", Writes::Compare).compare(fixtures("base.json", "new-regressed.json"), md);
   std::string s = md.str();
   EXPECT_EQ(s.rfind("### REGRESSION allreduce 8 B\u20131 MiB ", 0), 0u) << s;
   EXPECT_NE(s.find("<details><summary>2 unchanged</summary>"), std::string::npos);
@@ -218,7 +219,7 @@ TEST(CompareOutput, MarkdownLeadsWithTheVerdictAndFoldsUnchangedRows) {
 
 TEST(CompareOutput, CsvHasOneRowPerComparisonAndOneSidedRecords) {
   std::ostringstream csv;
-  write_compare_report(fixtures("base.json", "new-regressed.json"), "csv", csv);
+  format_named("csv", Writes::Compare).compare(fixtures("base.json", "new-regressed.json"), csv);
   std::istringstream in(csv.str());
   std::string line;
   std::vector<std::string> lines;
@@ -232,7 +233,7 @@ TEST(CompareOutput, CsvHasOneRowPerComparisonAndOneSidedRecords) {
 
 TEST(CompareOutput, JsonCarriesSchemaSummaryAndRows) {
   std::ostringstream out;
-  write_compare_report(fixtures("base.json", "new-regressed.json"), "json", out);
+  format_named("json", Writes::Compare).compare(fixtures("base.json", "new-regressed.json"), out);
   auto doc = nlohmann::json::parse(out.str());
   EXPECT_EQ(doc["schema"], "commbench/compare/v1");
   EXPECT_EQ(doc["summary"]["regressions"], 2);
@@ -244,7 +245,8 @@ TEST(CompareOutput, JsonCarriesSchemaSummaryAndRows) {
 
 TEST(CompareOutput, UnknownFormatIsAUsageError) {
   std::ostringstream out;
-  EXPECT_THROW(write_compare_report(CompareReport{}, "html", out), Error);
+  EXPECT_THROW(format_named("html", Writes::Compare), Error);
+  EXPECT_THROW(format_named("jsonl", Writes::Compare), Error);
 }
 
 }  // namespace

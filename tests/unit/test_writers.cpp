@@ -10,6 +10,7 @@
 #include "common/atomic_file.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "report/report_format.hpp"
 #include "report/writer.hpp"
 #include "temp_dir.hpp"
 
@@ -330,6 +331,24 @@ TEST(SteeringEnvironment, KeepsSteeringVariablesAndDropsSecrets) {
   for (const auto& [k, v] : env) EXPECT_EQ(v.find("hunter"), std::string::npos) << k;
   EXPECT_FALSE(env.contains("NCCL_API_KEY"));
   EXPECT_FALSE(env.contains("CB_NOT_STEERING"));
+}
+
+// The one table of formats: each subcommand is offered exactly the formats with a writer for what
+// it writes, and an --output path picks its format by the longest extension among those.
+TEST(FormatTable, EachSubcommandGetsTheFormatsThatCanWriteIt) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(format_names(Writes::Results), (V{"table", "csv", "json", "jsonl", "md", "gbench"}));
+  EXPECT_EQ(stdout_formats(), (V{"table", "csv", "json", "md", "gbench"}));  // jsonl: files only
+  EXPECT_EQ(format_names(Writes::Compare), (V{"table", "csv", "json", "md"}));
+  EXPECT_EQ(format_names(Writes::Check), (V{"table", "json", "md"}));
+  EXPECT_EQ(format_names(Writes::Document), (V{"table", "json"}));
+  EXPECT_EQ(format_for_path("r.gbench.json", Writes::Results).name, "gbench");
+  EXPECT_EQ(format_for_path("r.gbench.json", Writes::Compare).name, "json");
+  EXPECT_TRUE(format_for_path("r.jsonl", Writes::Results).streamed);
+  EXPECT_TRUE(format_named("csv", Writes::Compare).records_only);
+  EXPECT_THROW(format_for_path("r.csv", Writes::Check), Error);
+  EXPECT_THROW(format_named("jsonl", Writes::Compare), Error);
+  EXPECT_EQ(find_format_for_path("r.yaml", Writes::Results), nullptr);
 }
 
 }  // namespace
