@@ -10,6 +10,7 @@
 #include <ostream>
 #include <set>
 
+#include "common/clock.hpp"
 #include "common/error.hpp"
 #include "common/host_name.hpp"
 #include "common/schema.hpp"
@@ -25,10 +26,6 @@ namespace cb {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 constexpr int kConfirmPasses = 2;
 // A confirmation pass measures at most this many suspect pairs (one at a time, each bounded).

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/clock.hpp"
 #include "probes/links_transport.hpp"
 #include "report/launch_statistics.hpp"  // median_of
 
@@ -11,10 +12,6 @@ namespace cb {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // The first batch of a sample, before any rate is known.
 constexpr std::uint64_t kFirstBatch = 64 << 10;
@@ -62,7 +59,7 @@ class ControlTransport : public PairTransport {
     const auto t0 = Clock::now();
     std::uint64_t acked = 0, batch = std::min(kFirstBatch, total);
     char ack = 0;
-    while (acked < total && since(t0) < l.seconds) {
+    while (acked < total && seconds_since(t0) < l.seconds) {
       const std::uint64_t left = total - acked;
       const std::uint64_t size = std::min({l.bytes, batch, left});
       const std::uint64_t count = std::clamp<std::uint64_t>(std::min(batch, left) / size, 1,
@@ -72,7 +69,7 @@ class ControlTransport : public PairTransport {
       control_.send(dst, &h, sizeof h);
       control_.send(dst, buf_.data(), size, static_cast<int>(count));
       control_.recv(dst, &ack, 1);
-      const double took = since(b0);
+      const double took = seconds_since(b0);
       const std::uint64_t moved = size * count;
       acked += moved;
       const double rate = moved / std::max(took, 1e-9);
@@ -80,7 +77,7 @@ class ControlTransport : public PairTransport {
                                                     static_cast<double>(kFirstBatch),
                                                     kMostGrowth * static_cast<double>(moved)));
     }
-    const double took = since(t0);
+    const double took = seconds_since(t0);
     BatchHeader end;
     control_.send(dst, &end, sizeof end);
     return static_cast<double>(acked) / std::max(took, 1e-9) / 1e9;
@@ -105,12 +102,12 @@ class ControlTransport : public PairTransport {
                 std::vector<double>& us) {
     char msg[8] = {};
     if (me == a) {
-      for (int i = 0; i < iters && (i == 0 || since(t0) < bound); ++i) {
+      for (int i = 0; i < iters && (i == 0 || seconds_since(t0) < bound); ++i) {
         msg[0] = 1;
         const auto s = Clock::now();
         control_.send(b, msg, sizeof msg);
         control_.recv(b, msg, sizeof msg);
-        us.push_back(since(s) / 2.0 * 1e6);
+        us.push_back(seconds_since(s) / 2.0 * 1e6);
       }
       msg[0] = 0;
       control_.send(b, msg, sizeof msg);

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 
+#include "common/clock.hpp"
 #include "common/error.hpp"
 #include "report/launch_statistics.hpp"  // median_of
 
@@ -22,10 +23,6 @@ namespace cb {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // How long a receiver waits beyond the sender's bound (connection set-up, scheduling).
 constexpr double kGraceSeconds = 1.0;
@@ -160,7 +157,7 @@ class TcpTransport : public PairTransport {
       const auto t0 = Clock::now();
       for (;;) {
         const std::uint64_t acked = bytes_acked(fd) - a0;
-        const double t = since(t0);
+        const double t = seconds_since(t0);
         if (acked >= target || t >= l.seconds) {
           if (k > 0) best = std::max(best, static_cast<double>(acked) / t / 1e9);
           break;
@@ -201,12 +198,12 @@ class TcpTransport : public PairTransport {
     const int warm = std::max(1, l.latency_iters / 10);
     const int iters = warm + l.samples * l.latency_iters;
     std::vector<double> us;
-    for (int i = 0; i < iters && (i <= warm || since(t0) < bound); ++i) {
+    for (int i = 0; i < iters && (i <= warm || seconds_since(t0) < bound); ++i) {
       msg[0] = 1;
       const auto s = Clock::now();
       if (!write_all(fd, msg, sizeof msg, deadline) || !read_all(fd, msg, sizeof msg, deadline))
         break;
-      if (i >= warm) us.push_back(since(s) / 2.0 * 1e6);
+      if (i >= warm) us.push_back(seconds_since(s) / 2.0 * 1e6);
     }
     msg[0] = 0;
     write_all(fd, msg, sizeof msg, deadline + seconds(kGraceSeconds));

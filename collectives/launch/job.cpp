@@ -27,6 +27,7 @@
 #include "collectives/launch/rank_watch.hpp"
 #include "collectives/launch/stop_signals.hpp"
 #include "collectives/launch/temp_dir.hpp"
+#include "common/clock.hpp"
 #include "common/error.hpp"
 
 namespace cb {
@@ -300,7 +301,7 @@ JobOutcome run_job(const JobSpec& spec) {
 
   JobOutcome out;
   int status = wait_for(pid, signals, out.interrupted);
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.seconds = seconds_since(start);
   if (WIFSIGNALED(status)) {
     out.exit_code = 1;
   } else {
