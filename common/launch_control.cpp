@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/median.hpp"
+
 namespace cb {
 
 namespace {
@@ -16,12 +18,6 @@ std::vector<double> figures(const std::vector<ControlSample>& s, F f) {
   return v;
 }
 
-double middle(const std::vector<double>& v) {
-  if (v.empty()) return 0;
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 double moved(const std::vector<double>& v) {
   return v.empty() ? 1 : v.back() / v.front();
 }
@@ -34,11 +30,11 @@ double number(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 double LaunchControl::pingpong_ns() const {
-  return middle(figures(samples, [](const ControlSample& s) { return s.pingpong_ns; }));
+  return median_of_sorted(figures(samples, [](const ControlSample& s) { return s.pingpong_ns; }));
 }
 
 double LaunchControl::compute_us() const {
-  return middle(figures(samples, [](const ControlSample& s) { return s.compute_us; }));
+  return median_of_sorted(figures(samples, [](const ControlSample& s) { return s.compute_us; }));
 }
 
 double LaunchControl::pingpong_moved() const {

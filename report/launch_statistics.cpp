@@ -66,13 +66,6 @@ double mean_of(const std::vector<double>& v) {
 
 }  // namespace
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 double stddev_of(const std::vector<double>& v) {
   if (v.size() < 2) return 0;
   double mean = mean_of(v);
@@ -230,8 +223,8 @@ Gathered within(const std::vector<ControlFigures>& ref, const std::vector<Contro
                 double pp, double cu, double tol_pp, double tol_cu) {
   Gathered g;
   auto in = [&](const ControlFigures& c) {
-    return c.known() && c.pingpong_ns >= pp && c.pingpong_ns <= pp * tol_pp &&
-           c.compute_us >= cu && c.compute_us <= cu * tol_cu;
+    return c.known() && c.pingpong_ns >= pp && c.pingpong_ns <= pp * tol_pp && c.compute_us >= cu &&
+           c.compute_us <= cu * tol_cu;
   };
   for (std::size_t i = 0; i < ref.size(); ++i) {
     if (in(ref[i])) g.reference.push_back(i);
@@ -269,8 +262,7 @@ std::string disagreement(const std::vector<ControlFigures>& ref,
     return fmt::format(
         "the base side's control is spread over two modes (core-to-core round trip {:.0f}-{:.0f} "
         "ns); {}",
-        *std::min_element(rpp.begin(), rpp.end()), *std::max_element(rpp.begin(), rpp.end()),
-        need);
+        *std::min_element(rpp.begin(), rpp.end()), *std::max_element(rpp.begin(), rpp.end()), need);
   }
   const bool slower = std::max(fpp, fcu) >= 1 / std::min(fpp, fcu);
   const double factor = slower ? std::max(fpp, fcu) : 1 / std::min(fpp, fcu);

@@ -11,10 +11,9 @@
 #include <string>
 #include <vector>
 
-namespace cb {
+#include "common/median.hpp"
 
-// The median (the mean of the two middle values for an even count); 0 for no values.
-double median_of(std::vector<double> values);
+namespace cb {
 
 // Sample standard deviation (n - 1); 0 for fewer than two values.
 double stddev_of(const std::vector<double>& values);
@@ -60,8 +59,8 @@ struct EffectRule {
 
 struct RatioVerdict {
   Change change = Change::Inconclusive;
-  double ratio = 1;     // candidate / reference: exp of the difference of mean logs
-  double low = 0;       // its confidence bounds
+  double ratio = 1;  // candidate / reference: exp of the difference of mean logs
+  double low = 0;    // its confidence bounds
   double high = 0;
   int reference_launches = 0, candidate_launches = 0;
   std::string why;  // for Inconclusive: what was missing

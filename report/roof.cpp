@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "common/median.hpp"
 #include "common/units.hpp"
 
 namespace cb {
@@ -319,9 +320,7 @@ LargeMessageEfficiency large_message_efficiency(const std::vector<const ResultRe
       out.roof_GBps = r->roof_GBps;
     }
   }
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  out.efficiency = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  out.efficiency = median_of(values);
   out.kind = roof_kind_of_basis(out.basis);
   out.max_bytes = top.front();
   out.min_bytes = top.back();

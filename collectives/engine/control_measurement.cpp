@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/backends/backend.hpp"
+#include "common/median.hpp"
 
 namespace cb {
 
@@ -24,13 +25,6 @@ using Clock = std::chrono::steady_clock;
 struct alignas(64) Line {
   std::atomic<long> value{0};
 };
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 bool pin_to(int cpu) {
   cpu_set_t set;
@@ -73,9 +67,8 @@ double pingpong_round_trip_ns(int trips, int windows, double budget_ms) {
   });
   std::thread ping([&] {
     if (cpus.first >= 0) pin_to(cpus.first);
-    const auto deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double, std::milli>(budget_ms));
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double, std::milli>(budget_ms));
     long k = 0;
     bool late = false;
     for (int w = 0; w < windows && !late; ++w) {
@@ -100,7 +93,7 @@ double pingpong_round_trip_ns(int trips, int windows, double budget_ms) {
   });
   ping.join();
   pong.join();
-  return median(means);
+  return median_of(means);
 }
 
 double fixed_compute_us() {
@@ -114,7 +107,7 @@ double fixed_compute_us() {
     (void)keep;
     us.push_back(d.count());
   }
-  return median(us);
+  return median_of(us);
 }
 
 ControlSample measure_control(const std::string& at) {
@@ -182,10 +175,12 @@ std::string control_moved(const LaunchControl& c) {
     what.push_back(fmt::format("{} {:.0f} {} at the {}, {:.0f} {} at the {} ({:.1f}x)", name, lo,
                                unit, at_lo, hi, unit, at_hi, moved));
   };
-  describe("core-to-core round trip", c.pingpong_moved(), kPingpongTolerance,
-           [](const ControlSample& s) { return s.pingpong_ns; }, "ns");
-  describe("fixed compute loop", c.compute_moved(), kComputeTolerance,
-           [](const ControlSample& s) { return s.compute_us; }, "us");
+  describe(
+      "core-to-core round trip", c.pingpong_moved(), kPingpongTolerance,
+      [](const ControlSample& s) { return s.pingpong_ns; }, "ns");
+  describe(
+      "fixed compute loop", c.compute_moved(), kComputeTolerance,
+      [](const ControlSample& s) { return s.compute_us; }, "us");
   if (what.empty()) return {};
   std::string s;
   for (const auto& w : what) s += (s.empty() ? "" : "; ") + w;

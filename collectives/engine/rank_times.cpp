@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/host_name.hpp"
+#include "common/median.hpp"
 
 namespace cb {
 
@@ -69,10 +70,9 @@ RankTimes rank_times(const std::vector<double>& times_us, const std::vector<Rank
   if (times_us.empty() || times_us.size() != places.size()) return t;
   std::vector<double> sorted = times_us;
   std::sort(sorted.begin(), sorted.end());
-  const std::size_t n = sorted.size();
   t.min_us = sorted.front();
   t.max_us = sorted.back();
-  t.median_us = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  t.median_us = median_of_sorted(sorted);
   // The lowest rank among the slowest (max_element keeps the first of equal ones; places are
   // in rank order).
   const std::size_t i = static_cast<std::size_t>(
