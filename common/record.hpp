@@ -30,6 +30,21 @@ struct RankTimes {
   bool operator==(const RankTimes&) const = default;
 };
 
+// The run's judgement of a straggling rank (collectives/engine/straggler.hpp): the rank that was
+// the slowest in the most cases, how often, and how much slower than the median rank. JSON
+// only, as meta `straggler`.
+struct RankStraggler {
+  bool found = false;  // the rule tripped (docs/method.md): run warns on stderr
+  int rank = 0;        // the rank most often slowest (the lowest of equally often slowest ones)
+  std::string host;
+  std::optional<int> gpu;   // as in RankTimes
+  std::optional<int> core;
+  int slowest_cases = 0;  // cases in which it was the slowest rank
+  int cases = 0;          // cases with more than one rank
+  double ratio = 0;       // median over its slowest cases of its time / the median rank's
+  bool operator==(const RankStraggler&) const = default;
+};
+
 struct ResultRecord {
   std::string backend;    // mpi, gloo, nccl
   std::string library;    // library name and version, e.g. "Open MPI 4.1.4"
@@ -175,6 +190,9 @@ struct RunMeta {
   std::vector<std::string> env_failures;
   // Each launch's control measurement (one for a single launch, one per repetition of --repeat).
   std::vector<LaunchControl> launches;
+  // The straggler judgement of a single launch with more than one rank; empty otherwise (a
+  // summary over several jobs: each job warns on its own).
+  std::optional<RankStraggler> straggler;
 };
 
 void to_json(nlohmann::json& j, const ResultRecord& r);
