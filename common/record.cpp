@@ -304,6 +304,17 @@ void to_json(json& j, const RunMeta& m) {
   j["environment_mismatch"] = m.environment_mismatch;
   if (!m.env_failures.empty()) j["env_failures"] = m.env_failures;
   if (!m.launches.empty()) j["launches"] = m.launches;
+  if (m.straggler) {
+    const RankStraggler& st = *m.straggler;
+    j["straggler"] = json{{"found", st.found},
+                          {"rank", st.rank},
+                          {"host", st.host},
+                          {"gpu", json_value<json>(st.gpu)},
+                          {"core", json_value<json>(st.core)},
+                          {"slowest_cases", st.slowest_cases},
+                          {"cases", st.cases},
+                          {"ratio", st.ratio}};
+  }
 }
 
 void from_json(const json& j, RunMeta& m) {
@@ -359,6 +370,26 @@ void from_json(const json& j, RunMeta& m) {
   m.launches.clear();
   if (auto it = j.find("launches"); it != j.end() && it->is_array()) {
     for (const auto& x : *it) m.launches.push_back(x.get<LaunchControl>());
+  }
+  m.straggler.reset();
+  if (auto it = j.find("straggler"); it != j.end() && it->is_object()) {
+    const json& o = *it;
+    auto index = [&](const char* key) -> std::optional<int> {
+      auto v = o.find(key);
+      if (v == o.end() || !v->is_number_integer()) return std::nullopt;
+      return v->get<int>();
+    };
+    RankStraggler st;
+    auto f = o.find("found");
+    st.found = f != o.end() && f->is_boolean() && f->get<bool>();
+    st.rank = index("rank").value_or(0);
+    if (auto h = o.find("host"); h != o.end() && h->is_string()) st.host = h->get<std::string>();
+    st.gpu = index("gpu");
+    st.core = index("core");
+    st.slowest_cases = index("slowest_cases").value_or(0);
+    st.cases = index("cases").value_or(0);
+    if (auto x = o.find("ratio"); x != o.end() && x->is_number()) st.ratio = x->get<double>();
+    m.straggler = st;
   }
 }
 

@@ -96,6 +96,7 @@ GroupOutcome JobSweep::run(const JobGroup& group, std::size_t index, std::size_t
     if (check_meta) out.rejected = check_meta(f.meta);
     if (!out.rejected.empty()) return out;
     if (!out.meta) out.meta = f.meta;
+    ++jobs_run_;
     for (auto c : f.meta ? f.meta->launches : std::vector<LaunchControl>{}) {
       if (repeats_ > 1) c.repeat = group.first_repeat + j;
       out.launches.push_back(c);
@@ -125,6 +126,8 @@ std::vector<ResultRecord> JobSweep::finish(bool completed,
   RunMeta meta = meta_.value_or(RunMeta{});
   meta.command_line = invocation();
   meta.repetitions = repeats_ > 1 ? repeats_ : 0;
+  // The first job's straggler judgement is not the sweep's: each job warned on its own.
+  if (jobs_run_ > 1) meta.straggler.reset();
   if (adjust) adjust(meta);
   std::vector<ResultRecord> results = repeats_ > 1 ? summarize_all(kept_) : kept_;
   for (auto& w : summaries_) w->begin(meta);

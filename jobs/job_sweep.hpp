@@ -78,6 +78,7 @@ class JobSweep {
   std::set<std::string> said_;
   std::vector<ResultRecord> kept_;
   std::optional<RunMeta> meta_;
+  int jobs_run_ = 0;  // jobs whose documents were read
 };
 
 // The error kind of a job's exit code.

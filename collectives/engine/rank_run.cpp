@@ -92,10 +92,12 @@ void run_session(RankRun& run, Control& control, Watchdog& watchdog,
   progress.finish();
   RunMeta measured = meta;
   measured.launches = {session->launch_control()};
+  measured.straggler = session->straggler();
   for (auto& w : writers) w->update_meta(measured);
   for (auto& w : writers) w->finish();
   session->check_results();
   session->warn_if_control_moved();
+  session->warn_if_straggler();
 }
 
 // This rank's part of the run, from the watchdog on.

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "collectives/engine/control_measurement.hpp"
+#include "collectives/engine/straggler.hpp"
 #include "collectives/engine/watchdog.hpp"
 #include "common/error.hpp"
 
@@ -103,6 +104,7 @@ void Session::run(int nnodes, const SessionEvents& events) {
       if (std::string chosen = it->second.comm->describe_choice(); !chosen.empty()) {
         rec.algorithm = chosen;  // what the library picked for "default"
       }
+      if (rec.rank_time && rec.nranks > 1) case_times_.push_back(*rec.rank_time);
       if (rec.wrong && *rec.wrong > 0) {
         wrong_total_ += *rec.wrong;
         if (wrong_cases_++ == 0) first_wrong_ = fmt::format("{} {}", backend.name(), describe(c));
@@ -129,6 +131,17 @@ void Session::warn_if_control_moved() const {
     std::cerr << "commbench: warning: the machine changed during this launch (" << moved
               << "): its figures mix two speeds of the host; compare launches whose control "
                  "agrees\n";
+  }
+}
+
+std::optional<RankStraggler> Session::straggler() const {
+  return judge_straggler(case_times_);
+}
+
+void Session::warn_if_straggler() const {
+  if (control_.rank() != 0) return;
+  if (auto s = straggler(); s && s->found) {
+    std::cerr << "commbench: warning: " << straggler_warning(*s) << "\n";
   }
 }
 
