@@ -81,6 +81,34 @@ def timeout_beyond_startup(args, np=None, env=None):
     return max(2, math.ceil(3 * (time.monotonic() - start)) + 1)
 
 
+def straggler_warnings(stderr):
+    """run's straggler warning lines, in order."""
+    return [l for l in stderr.splitlines() if l.startswith("commbench: warning: straggler:")]
+
+
+# A straggler run: 3 collectives x 4 sizes (12 cases, the rule needs 8) at 4 timed iterations, so
+# that a rank sleeping 20 ms after each call (slow:R:20000) ends each batch one sleep after the
+# others: about 4/3 of the median rank, beyond the rule's 1.1x whatever the machine's speed.
+STRAGGLER_ARGS = ["run", "-c", "allreduce,broadcast,allgather", "-b", "1K", "-e", "8K",
+                  "-w", "1", "-n", "4", "--format", "json"]
+
+
+def assert_straggler(p, rank, host=None):
+    """The first straggler warning and the document's meta.straggler name `rank` (on `host`)."""
+    lines = straggler_warnings(p.stderr)
+    assert lines, p.stderr
+    want = f"straggler: rank {rank} ({host or ''}"
+    assert want in lines[0], (want, lines[0])
+    doc = json.loads(p.stdout)
+    s = doc["meta"]["straggler"]
+    assert s["found"] and s["rank"] == rank, s
+    assert s["slowest_cases"] >= 0.75 * s["cases"] and s["cases"] >= 8, s
+    assert s["ratio"] >= 1.1, s
+    if host:
+        assert s["host"] == host, s
+    return doc
+
+
 def parse_csv(text):
     rows = list(csv.reader(io.StringIO(text)))
     assert rows, "empty CSV"

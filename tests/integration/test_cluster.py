@@ -8,7 +8,8 @@ import shutil
 import subprocess
 import time
 
-from cbtest import COLLECTIVES, COMMBENCH, SOURCE_DIR, Skip, is_openmpi, main, run, tempdir
+from cbtest import (COLLECTIVES, COMMBENCH, SOURCE_DIR, STRAGGLER_ARGS, Skip, assert_straggler,
+                    is_openmpi, main, run, tempdir)
 from cluster import SCRIPT, emulated_cluster
 
 SMALL = ["-e", "1K", "-f", "128", "-w", "1", "-n", "5", "--format", "json"]
@@ -36,6 +37,16 @@ def test_mpi_and_gloo_across_3_hosts_1_and_2_ranks_each():
         table = c.run(["run", "-B", "gloo", "-c", "allreduce", "-e", "64", "-w", "1", "-n", "3"],
                       check=0).stdout
         assert "3 ranks on 3 nodes (h1,h2,h3)" in table.splitlines()[0], table
+
+
+def test_straggling_rank_is_named_with_its_host():
+    # 2 ranks on each of 3 hosts: rank 3 (the second on h2) sleeps 20 ms after each call.
+    with emulated_cluster(3) as c:
+        for backend in ("mpi", "gloo"):
+            p = c.run(STRAGGLER_ARGS + ["-B", backend], per_host=2,
+                      env={"COMMBENCH_TEST_FAULT": "slow:3:20000"}, check=0)
+            doc = assert_straggler(p, 3, host="h2")
+            assert doc["meta"]["hosts"] == ["h1", "h2", "h3"], doc["meta"]
 
 
 def test_gloo_iface_overrides_the_route():
@@ -269,6 +280,7 @@ def test_roof_is_the_given_link_rate_and_a_throttled_host_fails_expect_auto():
 
 if __name__ == "__main__":
     main([test_mpi_and_gloo_across_3_hosts_1_and_2_ranks_each, test_gloo_iface_overrides_the_route,
+          test_straggling_rank_is_named_with_its_host,
           test_topo_across_hosts_names_the_odd_host, test_probe_links_names_exactly_the_throttled_host,
           test_probe_links_two_ranks_per_host_measures_hosts,
           test_a_host_killed_mid_run_is_named_and_nothing_is_left_running,

@@ -5,7 +5,8 @@ import json
 import os
 import re
 
-from cbtest import COLLECTIVES, assert_validated, is_openmpi, main, parse_csv, run, tempdir
+from cbtest import (COLLECTIVES, STRAGGLER_ARGS, assert_straggler, assert_validated, is_openmpi,
+                    main, parse_csv, run, tempdir)
 
 LOCAL = {"CUDA_VISIBLE_DEVICES": ""}
 
@@ -106,6 +107,14 @@ def test_gloo_iface_names_the_interface():
     assert_validated(parse_csv(p.stdout))
 
 
+def test_straggling_rank_is_named_after_the_results():
+    # 4 ranks under the local launcher; rank 2 sleeps 20 ms after each call it issues.
+    p = run(STRAGGLER_ARGS + ["-B", "gloo", "-N", "4"],
+            env=dict(LOCAL, COMMBENCH_TEST_FAULT="slow:2:20000"), check=0)
+    doc = assert_straggler(p, 2)
+    assert {r["backend"] for r in doc["results"]} == {"gloo"}
+
+
 if __name__ == "__main__":
     main([test_every_algorithm_at_2_ranks,
           test_every_algorithm_at_3_ranks,
@@ -113,4 +122,5 @@ if __name__ == "__main__":
           test_gloo_under_mpirun_rendezvous_through_mpi,
           test_mpi_and_gloo_side_by_side,
           test_list_collectives_says_native_or_composed,
-          test_gloo_iface_names_the_interface])
+          test_gloo_iface_names_the_interface,
+          test_straggling_rank_is_named_after_the_results])

@@ -4,7 +4,8 @@ import json
 import os
 import re
 
-from cbtest import (COLLECTIVES, RESULT_COLUMNS, Skip, is_openmpi, main, parse_csv, run, tempdir,
+from cbtest import (COLLECTIVES, RESULT_COLUMNS, STRAGGLER_ARGS, Skip, assert_straggler,
+                    is_openmpi, main, parse_csv, run, straggler_warnings, tempdir,
                     timeout_beyond_startup)
 
 BUS = {"allreduce": lambda n: 2 * (n - 1) / n, "allgather": lambda n: (n - 1) / n,
@@ -163,6 +164,32 @@ def test_slowest_rank_is_named_in_rank_times():
     assert "rank_time_us" not in open(out[2]).readline()  # CSV unchanged
 
 
+def test_straggling_rank_is_named_after_the_results():
+    if MAX_RANKS < 4:
+        raise Skip("needs 4 ranks (Open MPI oversubscribed)")
+    p = run(STRAGGLER_ARGS + ["-B", "mpi"], np=4,
+            env={"COMMBENCH_TEST_FAULT": "slow:2:20000"}, check=0)
+    doc = assert_straggler(p, 2, host=None)
+    assert doc["meta"]["straggler"]["host"] == doc["meta"]["hosts"][0]
+    # The integration harness sets COMMBENCH_TEST_NO_CONTROL_WARNING=1: this warning ignores it.
+    assert os.environ.get("COMMBENCH_TEST_NO_CONTROL_WARNING") == "1"
+
+
+def test_healthy_run_names_no_straggler():
+    # Every collective from 8 bytes to 16K at adaptive iterations, no fault: healthy runs here
+    # put their most often slowest rank at 37-57% of the cases and 1.01-1.06x the median rank,
+    # well inside the rule (75% of the cases and 1.1x).
+    n = min(4, MAX_RANKS)
+    p = run(["run", "-B", "mpi", "-e", "16K", "--format", "json"], np=n, check=0)
+    assert not straggler_warnings(p.stderr), p.stderr
+    s = json.loads(p.stdout)["meta"]["straggler"]
+    assert not s["found"] and s["cases"] >= 8, s
+    one = run(["run", "-B", "mpi", "-c", "allreduce", "-e", "1K", "--format", "json"], np=1,
+              env={"COMMBENCH_TEST_FAULT": "slow:0:2000"}, check=0)
+    assert not straggler_warnings(one.stderr), one.stderr
+    assert "straggler" not in json.loads(one.stdout)["meta"]  # one rank: nothing to judge
+
+
 def test_json_to_stdout():
     p = run(["run", "-B", "mpi", "-c", "sendrecv", "-e", "256", "--format", "json"], np=2, check=0)
     doc = json.loads(p.stdout)
@@ -255,6 +282,7 @@ if __name__ == "__main__":
           test_all_collectives_4_ranks, test_every_dtype_and_op_validated,
           test_all_roots_and_odd_sizes_at_3_ranks, test_fixed_iterations,
           test_json_jsonl_csv_outputs_agree, test_slowest_rank_is_named_in_rank_times,
+          test_straggling_rank_is_named_after_the_results, test_healthy_run_names_no_straggler,
           test_json_to_stdout, test_bad_input_exit_2,
           test_bad_input_under_mpirun, test_corrupted_result_is_caught,
           test_no_check_leaves_wrong_empty, test_hang_ends_at_timeout_with_exit_4,
