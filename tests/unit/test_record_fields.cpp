@@ -232,5 +232,29 @@ TEST(RecordFields, ReadingChecksEachFieldByItsType) {
   EXPECT_THROW(j.get<ResultRecord>(), Error);
 }
 
+// meta.straggler: written with every field and read back the same; absent stays absent.
+TEST(RecordFields, MetaStragglerRoundTrips) {
+  RunMeta m;
+  RankStraggler st;
+  st.found = true;
+  st.rank = 3;
+  st.host = "h2";
+  st.core = 7;
+  st.slowest_cases = 11;
+  st.cases = 12;
+  st.ratio = 1.25;
+  m.straggler = st;
+  nlohmann::json j = m;
+  EXPECT_TRUE(j["straggler"]["gpu"].is_null());
+  EXPECT_EQ(j["straggler"]["core"], 7);
+  RunMeta back = j.get<RunMeta>();
+  ASSERT_TRUE(back.straggler);
+  EXPECT_EQ(*back.straggler, st);
+  m.straggler.reset();
+  j = m;
+  EXPECT_FALSE(j.contains("straggler"));
+  EXPECT_FALSE(j.get<RunMeta>().straggler);
+}
+
 }  // namespace
 }  // namespace cb
