@@ -25,7 +25,7 @@ bool secret_name(std::string_view name) {
 }
 
 bool steering_variable(std::string_view name) {
-  static constexpr std::array<std::string_view, 12> kPrefixes = {"NCCL_",
+  static constexpr std::array<std::string_view, 13> kPrefixes = {"NCCL_",
                                                                  "OMPI_MCA_",
                                                                  "MPIR_CVAR_",
                                                                  "MPICH_",
@@ -36,7 +36,8 @@ bool steering_variable(std::string_view name) {
                                                                  "CUDA_DEVICE_ORDER",
                                                                  "COMMBENCH_",
                                                                  "PSM2_",
-                                                                 "HCOLL_"};
+                                                                 "HCOLL_",
+                                                                 "MALLOC_"};
   // Launcher bookkeeping (common/environment.hpp) and commbench's own per-rank launch variables:
   // they steer nothing and would make runs differ.
   // (COMMBENCH_TEST_FAULT is not among them: it steers the timed loop, so a run that had it

@@ -323,11 +323,12 @@ TEST(SteeringEnvironment, KeepsSteeringVariablesAndDropsSecrets) {
       {"NCCL_ALGO", "ring"},         {"NCCL_API_KEY", "hunter2"},
       {"UCX_AUTH_TOKEN", "hunter3"}, {"OMPI_MCA_SECRET_X", "hunter4"},
       {"MPICH_PASSWORD", "hunter5"}, {"FI_CREDENTIALS", "hunter6"},
-      {"CB_NOT_STEERING", "nothing"}};
+      {"MALLOC_TRIM_THRESHOLD_", "1073741824"}, {"CB_NOT_STEERING", "nothing"}};
   for (const auto& [k, v] : vars) ::setenv(k.c_str(), v.c_str(), 1);
   auto env = steering_environment();
   for (const auto& [k, v] : vars) ::unsetenv(k.c_str());
   EXPECT_EQ(env["NCCL_ALGO"], "ring");
+  EXPECT_EQ(env["MALLOC_TRIM_THRESHOLD_"], "1073741824");  // glibc's allocator: see docs/check.md
   for (const auto& [k, v] : env) EXPECT_EQ(v.find("hunter"), std::string::npos) << k;
   EXPECT_FALSE(env.contains("NCCL_API_KEY"));
   EXPECT_FALSE(env.contains("CB_NOT_STEERING"));
