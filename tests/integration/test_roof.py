@@ -75,6 +75,31 @@ def test_expect_auto_passes_a_normal_run_and_fails_a_slowed_one():
     assert p.returncode == 0, (p.stdout, p.stderr)
 
 
+def test_reduce_scatter_with_an_allocator_that_keeps_memory_passes_and_a_slowed_one_fails():
+    # Open MPI's reduce_scatter page-faults its temporary buffers in on every call unless glibc
+    # keeps freed memory (docs/check.md): with it, healthy launches reached 0.15-0.22 of the roof,
+    # 15x the 0.01 threshold; without it 0.02-0.03.
+    tmp = tempdir()
+    env = dict(cache_env(tmp), MALLOC_MMAP_THRESHOLD_="1073741824",
+               MALLOC_TRIM_THRESHOLD_="1073741824")
+    args = ["-B", "mpi", "-N", "2", "-c", "reduce_scatter", "-b", "4M", "-e", "16M",
+            "--progress", "never", "--format", "csv"]
+    good = os.path.join(tmp, "good.json")
+    run(["run"] + args + ["--output", good], env=env, check=0)
+    assert json.load(open(good))["meta"]["environment"]["MALLOC_MMAP_THRESHOLD_"] == "1073741824"
+    p = run(["check", "--expect", "auto", good])
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert "reduce_scatter: " in p.stdout and "host memory roof" in p.stdout, p.stdout
+    # Rank 1 sleeps 1 s after each call: at most 4 MB of busbw bytes a second at 8 MiB, 0.004
+    # GB/s, under 0.01 of any host-memory roof above 0.4 GB/s.
+    slow = os.path.join(tmp, "slow.json")
+    run(["run"] + args + ["--output", slow, "-n", "2", "-w", "1"],
+        env=dict(env, COMMBENCH_TEST_FAULT="slow:1:1000000"), check=0)
+    p = run(["check", "--expect", "auto", slow])
+    assert p.returncode == 5, (p.returncode, p.stdout, p.stderr)
+    assert "reduce_scatter (mpi/default) efficiency" in p.stderr.splitlines()[0], p.stderr
+
+
 def test_expect_auto_does_not_judge_an_unknown_roof():
     tmp = tempdir()
     path = os.path.join(tmp, "r.csv")
@@ -109,5 +134,6 @@ def test_bad_roof_and_expect_flags_are_usage_errors():
 if __name__ == "__main__":
     main([test_rows_carry_roof_efficiency_and_basis_in_every_format,
           test_expect_auto_passes_a_normal_run_and_fails_a_slowed_one,
+          test_reduce_scatter_with_an_allocator_that_keeps_memory_passes_and_a_slowed_one_fails,
           test_expect_auto_does_not_judge_an_unknown_roof,
           test_bad_roof_and_expect_flags_are_usage_errors])
