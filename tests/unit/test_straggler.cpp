@@ -1,4 +1,5 @@
 // The straggler rule over per-case rank times: hand-computed cases.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "collectives/engine/straggler.hpp"
@@ -13,7 +14,7 @@ RankTimes slowest(int rank, double ratio, std::optional<int> gpu = std::nullopt)
   t.median_us = 10;
   t.max_us = 10 * ratio;
   t.slowest_rank = rank;
-  t.slowest_host = "h" + std::to_string(rank / 2);
+  t.slowest_host = fmt::format("h{}", rank / 2);
   t.slowest_gpu = gpu;
   return t;
 }
