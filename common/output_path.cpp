@@ -1,12 +1,16 @@
 #include "common/output_path.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
 #include "common/error.hpp"
+#include "common/temp_files.hpp"
 
 namespace cb {
 
@@ -19,15 +23,37 @@ std::string output_target(const std::string& path) {
   return ec ? path : target.string();
 }
 
+namespace {
+
+// Creates and removes the temporary file the output will be written through, so that a
+// directory nobody may write (even root: a read-only mount, /sys) is refused here, by the
+// commbench the user started, rather than by a rank after the launch.
+void check_can_create_beside(const std::string& path) {
+  const std::string probe = output_target(path) + temp_suffix();
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    if (errno == EEXIST) return;  // not ours to remove; the writer replaces it
+    usage_error("cannot write output '{}': {}", path, std::strerror(errno));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+}  // namespace
+
 void check_output_file(const std::string& path, bool streamed) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return;  // a new file: the directory check covers it
+  if (::stat(path.c_str(), &st) != 0) {
+    check_can_create_beside(path);
+    return;
+  }
   if (S_ISDIR(st.st_mode)) usage_error("cannot write output '{}': it is a directory", path);
   if (S_ISREG(st.st_mode)) {
     // Root may write anywhere; a file nobody may write is still refused, not replaced.
     if (::access(path.c_str(), W_OK) != 0 || (st.st_mode & 0222) == 0) {
       usage_error("cannot write output '{}': the file is read-only", path);
     }
+    if (!streamed) check_can_create_beside(path);  // replaced through a file beside it
     return;
   }
   if (!streamed) {

@@ -8,7 +8,7 @@ import shutil
 import sys
 
 import test_hardening
-from cbtest import SOURCE_DIR, Skip, main, run, tempdir
+from cbtest import SOURCE_DIR, Skip, main, mpi_prefix, run, tempdir
 
 DATA = os.path.join(SOURCE_DIR, "tests", "data", "results")
 
@@ -27,6 +27,9 @@ def host_memory_overcommit():
 
 
 RUN = ["run", "-c", "allreduce", "-e", "64"]
+MPI2 = RUN + ["-B", "mpi", "-N", "2"]
+GLOO2 = RUN + ["-B", "gloo", "-N", "2"]
+MPI_PREFIX = " ".join(mpi_prefix(2))
 
 # (name, arguments, expected exit code, words of the first stderr line, extra environment)
 CASES = [
@@ -64,6 +67,25 @@ CASES = [
      ["does not exist"]),
     ("output is a directory", RUN + ["--output", "dir.csv"], 2, ["is a directory"]),
     ("output read-only", RUN + ["--output", "ro.csv"], 2, ["read-only"]),
+    # A directory no one may create files in, not even root: every launch path refuses it in
+    # the commbench the user started, before a rank starts (a rank that found out hung).
+    ("output unwritable directory", RUN + ["--output", "/sys/r.json"], 2,
+     ["cannot write output '/sys/r.json'"]),
+    ("output unwritable directory under mpi", MPI2 + ["--output", "/sys/r.json"], 2,
+     ["cannot write output '/sys/r.json'"]),
+    ("output unwritable directory under gloo", GLOO2 + ["--output", "/sys/r.md"], 2,
+     ["cannot write output '/sys/r.md'"]),
+    ("output unwritable directory with repeat", MPI2 + ["--repeat", "2", "--output",
+                                                        "/sys/r.jsonl"], 2,
+     ["cannot write output '/sys/r.jsonl'"]),
+    ("output unwritable directory with launch", RUN + ["-B", "mpi", "--launch", MPI_PREFIX,
+                                                       "--output", "/sys/r.csv"], 2,
+     ["cannot write output '/sys/r.csv'"]),
+    ("output unwritable directory with tune", ["tune"] + MPI2[1:] + ["--output", "/sys/r.json"],
+     2, ["cannot write output '/sys/r.json'"]),
+    ("output unwritable directory with tune env",
+     ["tune"] + MPI2[1:] + ["--env", "OMPI_MCA_coll_tuned_priority=30,40", "--output",
+                            "/sys/r.json"], 2, ["cannot write output '/sys/r.json'"]),
     ("output twice", RUN + ["--output", "r.csv", "--output", "./r.csv"], 2, ["same file"]),
     ("gpus zero", RUN + ["-B", "nccl", "-g", "0"], 2, ["--gpus"]),
     ("gpus without nccl", RUN + ["-B", "mpi", "-g", "2"], 2, ["--gpus 2", "nccl"]),
