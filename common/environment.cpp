@@ -24,6 +24,61 @@ bool secret_name(std::string_view name) {
                      [&](std::string_view s) { return upper.find(s) != std::string::npos; });
 }
 
+namespace {
+
+bool name_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+// Where an assignment may begin: a word's start, after a quote or an option's `=`.
+bool assignment_boundary(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) || c == '\'' || c == '"' || c == '=' ||
+         c == ',' || c == ';';
+}
+
+// The end of the value that starts at `i`: its closing quote, else the next blank.
+std::size_t value_end(std::string_view text, std::size_t i) {
+  if (i < text.size() && (text[i] == '\'' || text[i] == '"')) {
+    std::size_t close = text.find(text[i], i + 1);
+    return close == std::string_view::npos ? text.size() : close + 1;
+  }
+  while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i])) && text[i] != '\'' &&
+         text[i] != '"') {
+    ++i;
+  }
+  return i;
+}
+
+}  // namespace
+
+std::string redact_secret_values(std::string_view text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (!name_start(text[i]) || (i > 0 && !assignment_boundary(text[i - 1]))) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() && name_char(text[end])) ++end;
+    std::string_view name = text.substr(i, end - i);
+    out += name;
+    i = end;
+    if (i < text.size() && text[i] == '=' && secret_name(name)) {
+      out += "=***";
+      i = value_end(text, i + 1);
+    } else if (i < text.size() && text[i] == ' ' && secret_name(name) &&
+               (out.ends_with("-genv " + std::string(name)) ||
+                out.ends_with("-env " + std::string(name)))) {
+      out += " ***";  // MPICH's `-genv NAME VALUE`
+      i = value_end(text, i + 1);
+    }
+  }
+  return out;
+}
+
 bool steering_variable(std::string_view name) {
   static constexpr std::array<std::string_view, 13> kPrefixes = {"NCCL_",
                                                                  "OMPI_MCA_",

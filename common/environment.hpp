@@ -26,6 +26,12 @@ inline bool launcher_bookkeeping(std::string_view name) {
 // CREDENTIAL, AUTH or PRIVATE anywhere in it, in any case. Such values are never written.
 bool secret_name(std::string_view name);
 
+// `text` (a command line, a launcher prefix) with the value of every NAME=VALUE assignment whose
+// NAME is secret_name() replaced by `***`: `-x GLOO_AUTH_TOKEN=abc`, `TOKEN=abc mpirun`,
+// `--env=API_KEY=abc`, and MPICH's `-genv API_KEY abc`. A quoted value is replaced up to its
+// closing quote.
+std::string redact_secret_values(std::string_view text);
+
 // The environment variables that steer communication (NCCL_*, OMPI_MCA_*, MPIR_CVAR_*, UCX_*,
 // CUDA_VISIBLE_DEVICES, ...), never the whole environment and never anything that looks secret.
 std::map<std::string, std::string> steering_environment();

@@ -2,12 +2,15 @@
 
 #include <utility>
 
+#include "common/environment.hpp"
+
 namespace cb {
 
 std::string command_line(int argc, char** argv) {
   std::string out;
   for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
+    // Recorded in every result file: a launcher prefix's `-x TOKEN=...` must not reach them.
+    std::string a = redact_secret_values(argv[i]);
     bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos;
     if (!plain) {
       std::string q = "'";

@@ -5,7 +5,8 @@
 
 namespace cb {
 
-// The original command line, shell-quoted where needed.
+// The original command line, shell-quoted where needed, secret values redacted
+// (redact_secret_values).
 std::string command_line(int argc, char** argv);
 // The command line of this process, as recorded by main().
 void set_invocation(std::string line);

@@ -330,7 +330,7 @@ void from_json(const json& j, RunMeta& m) {
   m.version = str("commbench_version");
   m.git_commit = str("git_commit");
   m.start_time = str("start_time");
-  m.command_line = str("command_line");
+  m.command_line = redact_secret_values(str("command_line"));  // as for the environment below
   m.nranks = integer("nranks");
   m.nnodes = integer("nnodes");
   m.ranks_per_node = integer("ranks_per_node");

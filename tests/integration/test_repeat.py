@@ -6,7 +6,7 @@ import json
 import os
 import re
 
-from cbtest import main, mpi_prefix, run, tempdir
+from cbtest import is_openmpi, main, mpi_prefix, run, tempdir
 
 QUICK = ["-c", "allreduce", "-b", "8", "-e", "64K", "-f", "64", "--min-time", "0.005"]
 
@@ -114,6 +114,28 @@ def test_launch_prefix_runs_each_repetition_under_mpirun():
     assert results and all(r["nranks"] == 2 and r["repetitions"] == 2 for r in results), results
 
 
+def test_secret_in_launch_prefix_reaches_no_output():
+    """A secret handed to the ranks through the launcher prefix is recorded as `***` in the
+    command line of every output, the prefix's other words as given."""
+    d = tempdir()
+    secret = "s3cr3tValue"
+    if is_openmpi():
+        passing = ["-x", f"GLOO_AUTH_TOKEN={secret}", "-x", f"API_KEY='{secret} x'"]
+    else:
+        passing = ["-genv", "GLOO_AUTH_TOKEN", secret, "-genv", "API_KEY", secret]
+    prefix = " ".join(mpi_prefix(2)[:1] + passing + mpi_prefix(2)[1:])
+    outs = [os.path.join(d, "r" + ext) for ext in (".json", ".jsonl", ".md", ".gbench.json")]
+    for extra in (["--repeat", "2"], []):
+        args = ["run", "-B", "mpi", *QUICK, "--launch", prefix, "--format", "json", *extra]
+        p = run(args + [a for o in outs for a in ("--output", o)], check=0)
+        assert secret not in p.stdout and secret not in p.stderr, p.stdout + p.stderr
+        for o in outs:
+            text = open(o).read()
+            assert secret not in text, f"{o}:\n{text}"
+        line = json.load(open(outs[0]))["meta"]["command_line"]
+        assert "GLOO_AUTH_TOKEN" in line and "***" in line and "-B mpi" in line, line
+
+
 def test_compare_and_check_judge_repetitions():
     d = tempdir()
     a, b = os.path.join(d, "a.json"), os.path.join(d, "b.jsonl")
@@ -205,5 +227,6 @@ if __name__ == "__main__":
           test_failed_repetition_maps_exit_and_leaves_no_file,
           test_validation_failure_in_a_repetition_is_exit_3_with_results,
           test_launch_prefix_runs_each_repetition_under_mpirun,
+          test_secret_in_launch_prefix_reaches_no_output,
           test_compare_and_check_judge_repetitions,
           test_every_run_flag_reaches_each_job])

@@ -352,5 +352,21 @@ TEST(FormatTable, EachSubcommandGetsTheFormatsThatCanWriteIt) {
   EXPECT_EQ(find_format_for_path("r.yaml", Writes::Results), nullptr);
 }
 
+// A launcher prefix passes secrets to the ranks in the command line that every output records.
+TEST(RedactSecretValues, ReplacesSecretAssignmentsOnly) {
+  EXPECT_EQ(redact_secret_values("mpirun -x GLOO_AUTH_TOKEN=abc -x NCCL_ALGO=ring -np 2"),
+            "mpirun -x GLOO_AUTH_TOKEN=*** -x NCCL_ALGO=ring -np 2");
+  EXPECT_EQ(redact_secret_values("--launch 'API_KEY=abc mpirun -np 2'"),
+            "--launch 'API_KEY=*** mpirun -np 2'");
+  EXPECT_EQ(redact_secret_values("srun --export=ALL,my_password=abc -n 2"),
+            "srun --export=ALL,my_password=*** -n 2");
+  EXPECT_EQ(redact_secret_values("mpirun -x SECRET=\"a b\" -np 2"), "mpirun -x SECRET=*** -np 2");
+  EXPECT_EQ(redact_secret_values("mpiexec -genv HF_TOKEN abc -n 2"),
+            "mpiexec -genv HF_TOKEN *** -n 2");
+  EXPECT_EQ(redact_secret_values("run --output KEYS/r.json -x TOKEN"),
+            "run --output KEYS/r.json -x TOKEN");
+  EXPECT_EQ(redact_secret_values("x --nameKEY=1"), "x --nameKEY=1");
+}
+
 }  // namespace
 }  // namespace cb
