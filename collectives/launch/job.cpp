@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectives/launch/job_guard.hpp"
 #include "collectives/launch/mpi_relaunch.hpp"
 #include "collectives/launch/rank_exits.hpp"
 #include "collectives/launch/rank_status.hpp"
@@ -75,23 +75,26 @@ void read_diagnostics(const std::string& text, JobOutcome& out) {
 
 [[noreturn]] void exec_child(const std::vector<std::string>& command, const EnvList& env,
                              const std::string& stderr_path, pid_t parent) {
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // a launcher gets the chance to stop its ranks
-  if (::getppid() != parent) ::_exit(1);
+  int in_fd = ::open("/dev/null", O_RDONLY);
   int null_fd = ::open("/dev/null", O_WRONLY);
   int err_fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (null_fd < 0 || err_fd < 0 || ::dup2(null_fd, STDOUT_FILENO) < 0 ||
-      ::dup2(err_fd, STDERR_FILENO) < 0) {
+  if (in_fd < 0 || null_fd < 0 || err_fd < 0 || ::dup2(in_fd, STDIN_FILENO) < 0 ||
+      ::dup2(null_fd, STDOUT_FILENO) < 0 || ::dup2(err_fd, STDERR_FILENO) < 0) {
     ::_exit(127);
   }
   for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  ::execvp(argv[0], argv.data());
-  std::string msg = "commbench: cannot start " + command[0] + ": " + std::strerror(errno) + "\n";
-  ssize_t ignored = ::write(STDERR_FILENO, msg.data(), msg.size());
-  (void)ignored;
-  ::_exit(127);
+  // The job runs in a process group of its own under a guard that stops all of it when commbench
+  // dies; the launcher gets SIGTERM first, the chance to stop its ranks.
+  guard_job(parent, [&] {
+    ::execvp(argv[0], argv.data());
+    std::string msg = "commbench: cannot start " + command[0] + ": " + std::strerror(errno) + "\n";
+    ssize_t ignored = ::write(STDERR_FILENO, msg.data(), msg.size());
+    (void)ignored;
+    ::_exit(127);
+  });
 }
 
 // Waits for the job; a signal to commbench is passed on as SIGTERM, then SIGKILL after 10 s.
@@ -103,7 +106,7 @@ int wait_for(pid_t pid, const StopSignals& signals, int& interrupted) {
   while (true) {
     if (signals.caught() && !forwarded) {
       interrupted = signals.caught();
-      ::kill(pid, SIGTERM);
+      stop_process_group(pid, SIGTERM);
       forwarded = true;
       kill_at = Clock::now() + std::chrono::seconds(10);
     }
@@ -112,7 +115,7 @@ int wait_for(pid_t pid, const StopSignals& signals, int& interrupted) {
     if (got < 0 && errno != EINTR) return status;
     if (forwarded) {
       if (!killed && Clock::now() >= kill_at) {
-        ::kill(pid, SIGKILL);
+        stop_process_group(pid, SIGKILL);
         killed = true;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,10 +81,18 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
   std::vector<char*> argv;
   for (const auto& a : command.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0)
     runtime_error("cannot start {}: fork failed: {}", command.argv[0], std::strerror(errno));
   if (pid == 0) {
+    // Its own process group, so that a stop reaches whatever the launcher started; and it
+    // stops when commbench dies, SIGKILL included (the ranks notice too: rank_watch.hpp).
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(1);
+    int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);  // a background group must not read a tty
     ::dup2(out_pipe.fd[1], STDOUT_FILENO);
     ::dup2(err_pipe.fd[1], STDERR_FILENO);
     for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
@@ -115,10 +124,10 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
   while (out_open || err_open || !exited) {
     if (signals.caught() && !out.stop_signal) {
       out.stop_signal = signals.caught();
-      ::kill(pid, SIGTERM);
+      stop_process_group(pid, SIGTERM);
       kill_at = Clock::now() + std::chrono::seconds(5);
     }
-    if (out.stop_signal && !exited && Clock::now() >= kill_at) ::kill(pid, SIGKILL);
+    if (out.stop_signal && !exited && Clock::now() >= kill_at) stop_process_group(pid, SIGKILL);
     if (!exited) {
       int status = 0;
       pid_t w = ::waitpid(pid, &status, WNOHANG);

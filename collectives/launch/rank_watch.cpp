@@ -1,21 +1,26 @@
 #include "collectives/launch/rank_watch.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/stop_signals.hpp"
 #include "common/host_name.hpp"
+#include "common/temp_files.hpp"
 
 namespace cb {
 
@@ -140,6 +145,35 @@ void RankWatch::loop() {
   ::close(ep);
 }
 
+namespace {
+
+// The parent never writes to the connection, so it becomes readable (end of file) or hangs up
+// only when the commbench that started this rank has ended, SIGKILL included: the rank then
+// stops instead of running on as an orphan of a launcher that outlives it (mpirun under a
+// wrapper script, or one commbench's PDEATHSIG does not reach). Blocked in poll, this thread
+// never wakes while the rank measures.
+void stop_when_parent_ends(int fd) {
+  try {
+    std::thread([fd] {
+      block_stop_signals_in_this_thread();
+      ::pthread_setname_np(::pthread_self(), "cb-parent");
+      pollfd p{fd, POLLIN, 0};
+      while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+      }
+      remove_temp_files();
+      static const char kLine[] =
+          "commbench: the commbench that started this rank has ended; the rank stops\n";
+      ssize_t ignored = ::write(STDERR_FILENO, kLine, sizeof(kLine) - 1);
+      (void)ignored;
+      ::_exit(1);
+    }).detach();
+  } catch (...) {
+    // Without a thread the rank is only stopped by its launcher.
+  }
+}
+
+}  // namespace
+
 void connect_rank_watch(int rank) noexcept {
   static bool done = false;
   if (done) return;
@@ -164,6 +198,7 @@ void connect_rank_watch(int rank) noexcept {
   // rank's MPI connections end and before a peer can react to that.
   int high = ::fcntl(fd, F_DUPFD_CLOEXEC, kHighDescriptor);
   if (high >= 0) ::close(fd);
+  stop_when_parent_ends(high >= 0 ? high : fd);
   // Left open on purpose: the kernel closes it when this process ends.
 }
 

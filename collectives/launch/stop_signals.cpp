@@ -1,5 +1,7 @@
 #include "collectives/launch/stop_signals.hpp"
 
+#include <unistd.h>
+
 namespace cb {
 
 namespace {
@@ -30,6 +32,10 @@ int StopSignals::caught() const {
 
 void StopSignals::clear() {
   g_stop_signal = 0;
+}
+
+void stop_process_group(pid_t leader, int sig) {
+  if (::getpgid(leader) != leader || ::kill(-leader, sig) != 0) ::kill(leader, sig);
 }
 
 void block_stop_signals_in_this_thread() {

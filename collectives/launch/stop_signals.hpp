@@ -28,4 +28,9 @@ class StopSignals {
 // so that they interrupt the parent's own blocking wait.
 void block_stop_signals_in_this_thread();
 
+// Sends `sig` to the process group a child of commbench leads (it called setpgid(0, 0)): a
+// launcher, a wrapper script around one, and whatever they started there. Falls back to the
+// child alone when it has no group of its own yet.
+void stop_process_group(pid_t leader, int sig);
+
 }  // namespace cb

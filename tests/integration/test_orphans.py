@@ -1,0 +1,166 @@
+"""No process outlives the commbench that started it: SIGKILL of commbench (nothing of it can
+clean up) or a stop signal with a wrapper script as the launcher leaves no launcher and no rank
+running, and no output file written by an orphan. Ranks hang in their timed loop (test fault),
+so nothing ends by itself; each test waits for states, not for times."""
+import os
+import signal
+import stat
+import subprocess
+import time
+
+from cbtest import COMMBENCH, MPIEXEC, is_openmpi, main, mpi_prefix, tempdir
+
+HANG = ["-c", "allreduce", "-b", "8", "-e", "8", "--timeout", "600"]
+WATCH_FD = 1000  # a rank's connection to its parent sits at or above this descriptor
+
+
+def ppid_and_state(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[1]), fields[0]
+    except (OSError, IndexError, ValueError):
+        return None, None
+
+
+def descendants(root):
+    children = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            ppid, _ = ppid_and_state(name)
+            children.setdefault(ppid, []).append(int(name))
+    out, todo = [], [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def alive(pid):
+    _, state = ppid_and_state(pid)
+    return state is not None and state not in ("Z", "X")
+
+
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+def watched_ranks(root):
+    """The rank processes under `root` that hold their connection to the parent."""
+    ranks = []
+    for pid in descendants(root):
+        if comm(pid) != "commbench":
+            continue
+        try:
+            fds = [int(fd) for fd in os.listdir(f"/proc/{pid}/fd")]
+        except OSError:
+            continue
+        if any(fd >= WATCH_FD for fd in fds):
+            ranks.append(pid)
+    return ranks
+
+
+def start_hanging(args, cwd):
+    env = dict(os.environ, COMMBENCH_TEST_FAULT="hang:1", CUDA_VISIBLE_DEVICES="")
+    p = subprocess.Popen([COMMBENCH] + args, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(watched_ranks(p.pid)) < 2:
+        assert p.poll() is None, f"commbench ended early: {p.stderr.read()}"
+        assert time.monotonic() < deadline, "the ranks never started"
+        time.sleep(0.1)
+    return p, descendants(p.pid)
+
+
+def assert_all_end(pids, what):
+    deadline = time.monotonic() + 60
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [f"{pid} {comm(pid)}" for pid in pids if alive(pid)]
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"{what}: still running: {left}"
+
+
+def wrapper(d):
+    """A launcher that is a script around the real one, which it does not exec."""
+    name = "mpirun-wrap" if is_openmpi() else "mpiexec-wrap"
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(f'#!/bin/sh\n"{MPIEXEC}" "$@"\nexit $?\n')
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+    return " ".join([path] + mpi_prefix(2)[1:])
+
+
+def assert_no_output(d, temp_ok=False):
+    """No output written by an orphan. A commbench killed with SIGKILL cannot remove the
+    temporary file of a summary it writes itself (`temp_ok`); every other end leaves nothing."""
+    left = [f for f in os.listdir(d) if f.startswith("r.json")]
+    if temp_ok:
+        left = [f for f in left if ".tmp." not in f]
+    assert not left, f"left behind: {left}"
+
+
+def test_sigkill_stops_commbench_own_mpirun_and_its_ranks():
+    d = tempdir()
+    p, pids = start_hanging(["run", "-B", "mpi", "-N", "2", *HANG, "--output", "r.json"], d)
+    p.kill()
+    p.wait()
+    assert_all_end(pids, "after SIGKILL of commbench")
+    assert_no_output(d)
+
+
+def test_sigkill_stops_a_launch_wrapper_and_the_launcher_it_started():
+    d = tempdir()
+    p, pids = start_hanging(["run", "-B", "mpi", *HANG, "--launch", wrapper(d), "--output",
+                             "r.json"], d)
+    p.kill()
+    p.wait()
+    assert_all_end(pids, "after SIGKILL of commbench")
+    assert_no_output(d, temp_ok=True)
+
+
+def test_sigint_stops_the_launcher_behind_a_wrapper():
+    d = tempdir()
+    p, pids = start_hanging(["run", "-B", "mpi", *HANG, "--launch", wrapper(d), "--output",
+                             "r.json"], d)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode != 0, err
+    assert err.startswith("commbench: ") and "interrupted" in err.splitlines()[-1], err
+    assert_all_end(pids, "after SIGINT to commbench")
+    assert_no_output(d)
+
+
+def test_ranks_stop_themselves_when_commbench_dies_and_the_launcher_cannot():
+    """The ranks notice the death of the commbench that started them by themselves: here their
+    launcher is stopped (SIGSTOP) and can do nothing for them."""
+    d = tempdir()
+    p, pids = start_hanging(["run", "-B", "mpi", *HANG, "--launch", " ".join(mpi_prefix(2)),
+                             "--output", "r.json"], d)
+    ranks = watched_ranks(p.pid)
+    launchers = [pid for pid in pids if pid not in ranks]
+    for pid in launchers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        p.kill()
+        p.wait()
+        assert_all_end(ranks, "ranks after SIGKILL of commbench, their launcher stopped")
+    finally:
+        for pid in launchers:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert_no_output(d, temp_ok=True)
+
+
+if __name__ == "__main__":
+    main([test_sigkill_stops_commbench_own_mpirun_and_its_ranks,
+          test_sigkill_stops_a_launch_wrapper_and_the_launcher_it_started,
+          test_sigint_stops_the_launcher_behind_a_wrapper,
+          test_ranks_stop_themselves_when_commbench_dies_and_the_launcher_cannot])
