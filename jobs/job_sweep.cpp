@@ -2,8 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <string.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <random>
+#include <thread>
 
 #include "collectives/launch/mpi_relaunch.hpp"
 #include "collectives/launch/process_start.hpp"
@@ -33,6 +40,17 @@ JobSpec job_spec(const RunRequest& rq) {
   spec.args = run_arguments(rq);
   if (!rq.launch.empty()) spec.launch_prefix = split_command(rq.launch);
   return spec;
+}
+
+// Test-only: with COMMBENCH_TEST_PAUSE_BETWEEN_JOBS=FILE, the sweep creates FILE after each job
+// and waits there for a stop signal (at most 60 s), so that tests can stop it between jobs.
+void pause_between_jobs_for_tests(const StopSignals& stop) {
+  const char* file = std::getenv("COMMBENCH_TEST_PAUSE_BETWEEN_JOBS");
+  if (file == nullptr || *file == '\0') return;
+  std::ofstream(file) << ::getpid() << "\n";
+  for (int i = 0; i < 6000 && !stop.caught(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 }  // namespace
@@ -72,14 +90,22 @@ JobSweep::JobSweep(const RunRequest& rq, std::string unit, int repeats)
   for (auto& w : streams_) w->begin(RunMeta{});
 }
 
-GroupOutcome JobSweep::run(const JobGroup& group, std::size_t index, std::size_t total,
-                           const std::function<std::string(const std::optional<RunMeta>&)>&
-                               check_meta) {
+GroupOutcome JobSweep::run(
+    const JobGroup& group, std::size_t index, std::size_t total,
+    const std::function<std::string(const std::optional<RunMeta>&)>& check_meta) {
   GroupOutcome out;
   JobSpec spec = spec_;
   spec.env = group.env;
   progress_.update(index, total, group.label);
   for (int j = 0; j < group.jobs; ++j) {
+    if (started_) pause_between_jobs_for_tests(stop_);
+    started_ = true;
+    if ((out.interrupted = stop_.caught())) {
+      out.exit_code = 1;
+      out.message = fmt::format("interrupted by signal {} ({}) between two jobs", out.interrupted,
+                                ::strsignal(out.interrupted));
+      return out;
+    }
     JobSpec launch = spec;
     if (group.shuffled) {
       const std::uint64_t seed = std::random_device{}() | 1u;

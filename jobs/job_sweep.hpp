@@ -16,6 +16,7 @@
 #include "collectives/engine/run_request.hpp"
 #include "collectives/launch/job.hpp"
 #include "collectives/launch/progress.hpp"
+#include "collectives/launch/stop_signals.hpp"
 #include "common/error.hpp"
 #include "common/record.hpp"
 #include "report/writer.hpp"
@@ -71,8 +72,12 @@ class JobSweep {
   std::vector<ResultRecord> finish(bool completed, const std::function<void(RunMeta&)>& adjust);
 
  private:
+  // Caught over the whole sweep, so that a stop between two jobs (while one's records are
+  // written) ends the sweep as an interruption, cleaned up, not by the signal's default action.
+  StopSignals stop_;
   JobSpec spec_;
   int repeats_;
+  bool started_ = false;
   std::vector<std::unique_ptr<Writer>> streams_, summaries_;
   Progress progress_;
   std::set<std::string> said_;

@@ -7,6 +7,7 @@ namespace cb {
 namespace {
 
 volatile sig_atomic_t g_stop_signal = 0;
+int g_depth = 0;  // StopSignals alive: an inner one keeps what the outer one caught
 
 void on_stop_signal(int sig) {
   g_stop_signal = sig;
@@ -15,7 +16,7 @@ void on_stop_signal(int sig) {
 }  // namespace
 
 StopSignals::StopSignals() {
-  g_stop_signal = 0;
+  if (g_depth++ == 0) g_stop_signal = 0;
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
@@ -24,6 +25,7 @@ StopSignals::StopSignals() {
 
 StopSignals::~StopSignals() {
   for (auto& [s, act] : old_) sigaction(s, &act, nullptr);
+  --g_depth;
 }
 
 int StopSignals::caught() const {

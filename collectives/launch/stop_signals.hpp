@@ -1,7 +1,8 @@
 // SIGINT, SIGTERM and SIGHUP noted instead of ending the process while an object of this class
 // lives, so a parent can stop its children and clean up. The handlers are installed without
 // SA_RESTART, so a blocking waitpid returns EINTR and the caller sees the signal; the previous
-// handlers come back when the object goes.
+// handlers come back when the object goes. Objects nest: one made while another lives (a job of
+// a sweep) starts with the signal the outer one caught, so a stop between jobs is not lost.
 #pragma once
 
 #include <signal.h>

@@ -5,8 +5,11 @@ repetitions."""
 import json
 import os
 import re
+import signal
+import subprocess
+import time
 
-from cbtest import is_openmpi, main, mpi_prefix, run, tempdir
+from cbtest import COMMBENCH, is_openmpi, main, mpi_prefix, run, tempdir
 
 QUICK = ["-c", "allreduce", "-b", "8", "-e", "64K", "-f", "64", "--min-time", "0.005"]
 
@@ -136,6 +139,42 @@ def test_secret_in_launch_prefix_reaches_no_output():
         assert "GLOO_AUTH_TOKEN" in line and "***" in line and "-B mpi" in line, line
 
 
+def stop_between_jobs(args, expect):
+    """Runs a sweep that waits after its first job (test hook), sends SIGINT there, and checks
+    that it says it was interrupted and leaves no temporary file or directory."""
+    d, tmp = tempdir(), tempdir()
+    pause = os.path.join(tempdir(), "paused")
+    env = dict(os.environ, TMPDIR=tmp, COMMBENCH_TEST_PAUSE_BETWEEN_JOBS=pause,
+               CUDA_VISIBLE_DEVICES="")
+    p = subprocess.Popen([COMMBENCH] + args + ["--output", "r.json", "--output", "r.jsonl"],
+                         cwd=d, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(pause):
+        assert p.poll() is None, p.stderr.read()
+        assert time.monotonic() < deadline, "the first job never ended"
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 1, f"exit {p.returncode}\n{err}"
+    errors = [l for l in err.splitlines() if not l.startswith(("commbench: note:",
+                                                               "commbench: warning:"))]
+    assert errors and errors[0].startswith("commbench: ") and expect in errors[0], err
+    assert "interrupted by signal 2" in errors[0], err
+    assert os.listdir(tmp) == [], f"left in TMPDIR: {os.listdir(tmp)}"
+    left = [f for f in os.listdir(d) if ".tmp." in f]
+    assert not left, f"left behind: {left}"
+
+
+def test_signal_between_repetitions_says_so_and_cleans_up():
+    stop_between_jobs(["run", "-B", "gloo", *QUICK, "--repeat", "3"], "repetition 2 of 3")
+
+
+def test_signal_between_env_combinations_says_so_and_cleans_up():
+    stop_between_jobs(["tune", "-B", "gloo", *QUICK, "--env", "NCCL_DEBUG=WARN,INFO"],
+                      "combinations finished")
+
+
 def test_compare_and_check_judge_repetitions():
     d = tempdir()
     a, b = os.path.join(d, "a.json"), os.path.join(d, "b.jsonl")
@@ -228,5 +267,7 @@ if __name__ == "__main__":
           test_validation_failure_in_a_repetition_is_exit_3_with_results,
           test_launch_prefix_runs_each_repetition_under_mpirun,
           test_secret_in_launch_prefix_reaches_no_output,
+          test_signal_between_repetitions_says_so_and_cleans_up,
+          test_signal_between_env_combinations_says_so_and_cleans_up,
           test_compare_and_check_judge_repetitions,
           test_every_run_flag_reaches_each_job])
