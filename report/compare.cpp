@@ -324,6 +324,7 @@ void judge_over_launches(CompareReport& report, const Launches& base, const Laun
 
 CompareOutcome outcome_of(const CompareReport& r) {
   if (r.regressions() > 0) return CompareOutcome::Regression;
+  if (r.rows.empty()) return CompareOutcome::Inconclusive;  // nothing measured is no pass
   if (!r.level.judged) return CompareOutcome::Ok;
   if (!r.level.matched || r.level.verdict.change == Change::Inconclusive) {
     return CompareOutcome::Inconclusive;

@@ -158,8 +158,13 @@ std::string verdict_line(const CompareReport& r) {
         ratio_text(v.high), ratio_text(r.level.floor), v.reference_launches, v.candidate_launches,
         r.level.gated ? " whose control agrees" : ", no control measured");
   }
+  if (r.rows.empty()) {
+    return fmt::format(
+        "INCONCLUSIVE nothing compared: no record of the new file matches one of the base ({} only "
+        "in base, {} only in new)",
+        r.base_only.size(), r.new_only.size());
+  }
   if (r.outcome == CompareOutcome::Inconclusive) return "INCONCLUSIVE " + r.level.why;
-  if (r.rows.empty()) return "OK nothing compared";
   // The record that came closest to its floor.
   const Comparison* worst = nullptr;
   auto closeness = [](const Comparison& c) {

@@ -128,6 +128,11 @@ CASES = [
      ["format 'html'"]),
     ("compare output read-only", ["compare", data("base.json"), data("base.json"), "--output",
                                   "ro.md"], 2, ["read-only"]),
+    # Nothing in common is no pass; wrong results on the new side fail whatever they compare to.
+    ("compare nothing in common", ["compare", data("base.json"), data("new-disjoint.json")], 6,
+     ["INCONCLUSIVE nothing compared"]),
+    ("compare wrong results", ["compare", data("base.json"), data("new-wrong.json")], 3,
+     ["new-wrong.json", "3 wrong elements"]),
     ("check missing spec", ["check", "none.toml"], 2, ["none.toml"]),
     ("plot truncated", ["plot", data("bad-truncated.json"), "-o", "p.svg"], 2,
      ["not valid JSON"]),

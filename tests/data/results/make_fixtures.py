@@ -8,6 +8,8 @@ new-regressed.json   the same run, changed: 8 B time +40 % (regression, latency 
                      (regression), 16 MiB busbw -12 % with 40 % spread (noise); broadcast gone,
                      allgather added
 new-other-host.json  base's figures on another host, library, fingerprint and NCCL_ALGO
+new-disjoint.json    base's meta with only alltoall records: no record in common with base
+new-wrong.json       base's records, allreduce 1 KiB with 3 wrong elements
 repeats.jsonl        three runs of allreduce 1 MiB concatenated (median is the 2nd)
 base.csv, base.jsonl base.json's records in the other formats
 """
@@ -88,6 +90,12 @@ def main():
     for r in moved:
         r["library"] = "Open MPI 5.0.3"
     write_json("new-other-host.json", doc(other, moved))
+
+    write_json("new-disjoint.json",
+               doc(META, [record("alltoall", 1 << 20, 150.0, op="none", factor=0.5)]))
+    wrong = copy.deepcopy(BASE)
+    next(r for r in wrong if r["collective"] == "allreduce" and r["bytes"] == 1024)["wrong"] = 3
+    write_json("new-wrong.json", doc(META, wrong))
 
     with open("repeats.jsonl", "w") as f:
         for t in (260.0, 200.0, 210.0):
