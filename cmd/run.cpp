@@ -8,6 +8,21 @@
 
 namespace cb {
 
+namespace {
+
+// `--launch ''` would read as no --launch at all and run here, not under the launcher meant.
+const CLI::Validator& launcher_prefix() {
+  static const CLI::Validator v(
+      [](std::string& value) -> std::string {
+        if (value.find_first_not_of(" \t\n") != std::string::npos) return {};
+        return "an empty launcher prefix: expected e.g. 'mpirun -np 4' or 'srun -N 2'";
+      },
+      "PREFIX");
+  return v;
+}
+
+}  // namespace
+
 void add_run_options(CLI::App* cmd, RunRequest& rq) {
   for (const auto& f : run_flags()) {
     if (f.toggle) {
@@ -15,7 +30,8 @@ void add_run_options(CLI::App* cmd, RunRequest& rq) {
     } else if (f.list) {
       cmd->add_option(f.names, rq.*f.list, f.help);
     } else {
-      cmd->add_option(f.names, f.text(rq), f.help);
+      CLI::Option* o = cmd->add_option(f.names, f.text(rq), f.help);
+      if (f.long_name() == "--launch") o->check(launcher_prefix());
     }
   }
 }
