@@ -77,7 +77,11 @@ void check_job_launch(const RunRequest& rq, const char* what) {
         "directly, and give your launcher with --launch 'PREFIX'",
         what);
   }
-  if (!rq.launch.empty()) launcher_kind(split_command(rq.launch).front(), build_mpi_flavor());
+  if (!rq.launch.empty()) {
+    const std::string program = split_command(rq.launch).front();
+    launcher_kind(program, build_mpi_flavor());
+    check_launcher_exists(program);
+  }
 }
 
 JobSweep::JobSweep(const RunRequest& rq, std::string unit, int repeats)

@@ -220,6 +220,12 @@ std::vector<std::string> split_command(const std::string& text) {
   return words;
 }
 
+void check_launcher_exists(const std::string& program) {
+  if (!resolve(program).empty()) return;
+  usage_error("--launch '{}': no such program{}", program,
+              program.find('/') == std::string::npos ? " on PATH" : "");
+}
+
 LauncherKind launcher_kind(const std::string& program, const std::string& build_flavor) {
   std::string base = std::filesystem::path(program).filename().string();
   if (base == "srun") return LauncherKind::Slurm;

@@ -45,6 +45,9 @@ std::vector<std::string> split_command(const std::string& text);
 // links (Debian's alternatives), else taken to be the MPI this build uses. Throws a usage Error
 // for anything else.
 LauncherKind launcher_kind(const std::string& program, const std::string& build_flavor);
+// Usage error when `program` is neither an executable path nor found on PATH: a launcher that
+// cannot start is the user's input, not a failure of the run.
+void check_launcher_exists(const std::string& program);
 
 // The full command of a job under a launcher prefix: the prefix, the options that pass `env` to
 // every rank (Open MPI: -x NAME; MPICH: -genv NAME VALUE; srun: --export=ALL,NAME=VALUE, or

@@ -89,6 +89,8 @@ CASES = [
     ("launch empty", RUN + ["--launch", ""], 2, ["--launch", "empty launcher prefix"]),
     ("launch blank under tune", ["tune", "-c", "allreduce", "-e", "64", "--launch", "  "], 2,
      ["--launch", "empty launcher prefix"]),
+    ("launch program missing", RUN + ["--launch", "mpirun-nonexistent -np 2"], 2,
+     ["--launch 'mpirun-nonexistent'", "no such program"]),
     ("output twice", RUN + ["--output", "r.csv", "--output", "./r.csv"], 2, ["same file"]),
     ("gpus zero", RUN + ["-B", "nccl", "-g", "0"], 2, ["--gpus"]),
     ("gpus without nccl", RUN + ["-B", "mpi", "-g", "2"], 2, ["--gpus 2", "nccl"]),
