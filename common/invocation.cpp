@@ -6,18 +6,28 @@
 
 namespace cb {
 
+std::string shell_quote(const std::string& word) {
+  bool plain =
+      !word.empty() && word.find_first_of(" \t\n'\"\\$`*?;&|<>(){}~#!") == std::string::npos;
+  if (plain) return word;
+  std::string q = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  q += '\'';
+  return q;
+}
+
 std::string command_line(int argc, char** argv) {
   std::string out;
   for (int i = 0; i < argc; ++i) {
     // Recorded in every result file: a launcher prefix's `-x TOKEN=...` must not reach them.
-    std::string a = redact_secret_values(argv[i]);
-    bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos;
-    if (!plain) {
-      std::string q = "'";
-      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      a = q + "'";
-    }
-    out += (i ? " " : "") + a;
+    if (i > 0) out += ' ';
+    out += shell_quote(redact_secret_values(argv[i]));
   }
   return out;
 }

@@ -5,6 +5,9 @@
 
 namespace cb {
 
+// `word` as one shell word: as it is when it holds nothing a shell would interpret, else in
+// single quotes (a quote inside written '\'').
+std::string shell_quote(const std::string& word);
 // The original command line, shell-quoted where needed, secret values redacted
 // (redact_secret_values).
 std::string command_line(int argc, char** argv);

@@ -62,16 +62,23 @@ void check_output_file(const std::string& path, bool streamed) {
   }
 }
 
-void check_distinct_outputs(const std::vector<std::string>& paths) {
-  std::map<std::string, std::string> seen;  // resolved -> as given
-  for (const auto& p : paths) {
+void check_distinct_files(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::map<std::string, const std::pair<std::string, std::string>*> seen;  // resolved -> given
+  for (const auto& f : files) {
     std::error_code ec;
-    fs::path resolved = fs::weakly_canonical(fs::absolute(p, ec), ec);
-    std::string key = ec ? p : resolved.string();
-    if (auto [it, fresh] = seen.emplace(key, p); !fresh) {
-      usage_error("--output '{}' names the same file as --output '{}'", p, it->second);
+    fs::path resolved = fs::weakly_canonical(fs::absolute(f.second, ec), ec);
+    std::string key = ec ? f.second : resolved.string();
+    if (auto [it, fresh] = seen.emplace(key, &f); !fresh) {
+      usage_error("{} '{}' names the same file as {} '{}'", f.first, f.second, it->second->first,
+                  it->second->second);
     }
   }
+}
+
+void check_distinct_outputs(const std::vector<std::string>& paths) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& p : paths) files.emplace_back("--output", p);
+  check_distinct_files(files);
 }
 
 }  // namespace cb

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cb {
@@ -18,5 +19,7 @@ void check_output_file(const std::string& path, bool streamed);
 
 // Usage error when two outputs name the same file (directly or through links).
 void check_distinct_outputs(const std::vector<std::string>& paths);
+// The same over files of several options: (option, path) pairs, such as ("--emit-env", "x").
+void check_distinct_files(const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace cb
