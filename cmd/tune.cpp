@@ -32,8 +32,11 @@ void register_tune(CLI::App& app, Action& action) {
                    "skip the combinations whose records a .jsonl from an earlier sweep holds");
   tune->add_option("--emit-env", tq->emit_env,
                    "write NAME=VALUE lines of the best combination (NCCL_CONF_FILE, shell)");
+  tune->add_option("--rounds", tq->rounds,
+                   "launches of each combination and of the current environment, interleaved in "
+                   "a shuffled order (default 5)");
   tune->callback([rq, tq, &action] {
-    check_tune_request(*tq);
+    check_tune_request(*tq, rq->outputs);
     action = [rq, tq] { return cb::tune(*rq, *tq); };
   });
 }

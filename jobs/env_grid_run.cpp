@@ -1,13 +1,17 @@
 // `tune --env NAME=v1,v2 [--env-grid FILE]`: every combination of the grid, and the baseline
-// (the environment as it is), as fresh jobs with the variables set on every rank; one result set
-// with `env` on every record; advice over combinations and algorithms with tune's noise-aware
-// rule; --emit-env; a failed combination is recorded and the sweep goes on; --resume skips what
-// an earlier sweep's .jsonl holds; Ctrl-C keeps what finished.
+// (the environment as it is), as fresh jobs with the variables set on every rank, each in
+// --rounds launches interleaved in a shuffled order per round; one result set with `env` on
+// every record; advice judged over the launches (report/env_advice); --emit-env; a failed
+// combination is recorded and the sweep goes on; --resume skips what an earlier sweep's .jsonl
+// holds; Ctrl-C keeps what finished.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <numeric>
+#include <random>
 
 #include "common/atomic_file.hpp"
 #include "common/environment.hpp"
@@ -35,46 +39,77 @@ std::vector<EnvCombination> grid_combinations(const TuneRequest& tq) {
   return combinations;
 }
 
-// How the sweep went: failed combinations, the signal that stopped it, what finished.
+// How the sweep went: failed combinations, the signal that stopped it, what finished, each
+// launch's control measurement.
 struct GridState {
   std::vector<std::string> failures;
   int interrupted = 0, finished = 0, skipped = 0;
+  std::vector<bool> out;  // per combination: failed or resumed, not run again
+  EnvControls controls;
 };
 
-// Runs combination `k` (0-based) of `m`, or keeps what --resume already holds for it.
-void run_combination(JobSweep& sweep, const EnvCombination& c, int k, int m, int repeats,
-                     std::map<std::string, std::vector<ResultRecord>>& resumed, GridState& st) {
+// One launch unit: round `round` (0-based) of combination `c`, the `index`th of `total`.
+struct Slot {
+  int round = 0, rounds = 1, repeats = 1;
+  std::size_t index = 0, total = 0;
+};
+
+// Runs one round of combination `k`; a failure takes the combination out of the sweep.
+void run_round(JobSweep& sweep, const EnvCombination& c, std::size_t k, const Slot& s,
+               GridState& st) {
   const std::string label = env_label(c);
-  if (auto it = resumed.find(label); it != resumed.end()) {
-    sweep.keep(it->second);
-    ++st.skipped;
-    ++st.finished;
-    return;
-  }
   const std::string name = label.empty() ? "baseline" : label;
-  JobGroup group{EnvList(c.begin(), c.end()), label, repeats, 0,
-                 fmt::format("combination {} of {}: {}", k + 1, m,
-                             label.empty() ? "baseline (environment as it is)" : label)};
-  GroupOutcome o = sweep.run(group, k + 1, m, [&](const std::optional<RunMeta>& meta) {
+  JobGroup group{
+      EnvList(c.begin(), c.end()),
+      label,
+      s.repeats,
+      s.round * s.repeats,
+      fmt::format("launch {} of {}: {} (round {} of {})", s.index, s.total,
+                  label.empty() ? "baseline (environment as it is)" : label, s.round + 1, s.rounds),
+      true};
+  GroupOutcome o = sweep.run(group, s.index, s.total, [&](const std::optional<RunMeta>& meta) {
     return meta ? verify_combination(*meta, c) : "the job wrote no metadata";
   });
   if ((st.interrupted = o.interrupted)) return;
-  std::string failure = o.exit_code != 0 ? fmt::format("exit {}: {}", o.exit_code, o.message)
-                                         : o.rejected;
+  std::string failure =
+      o.exit_code != 0 ? fmt::format("exit {}: {}", o.exit_code, o.message) : o.rejected;
   if (!failure.empty()) {
     st.failures.push_back(fmt::format("{}: {}", name, failure));
     std::cerr << "commbench: warning: combination " << name << " failed (" << failure
               << "); the sweep goes on\n";
+    st.out[k] = true;
     return;
   }
+  for (const auto& l : o.launches) {
+    st.controls[label][l.repeat.value_or(0)] = {l.pingpong_ns(), l.compute_us()};
+  }
   sweep.keep(o.records, o.meta);
-  ++st.finished;
+  if (s.round + 1 == s.rounds) ++st.finished;
+}
+
+// Every round of every combination, each round in its own shuffled order, so that no
+// combination's launches all fall into one stretch of the machine.
+void run_rounds(JobSweep& sweep, const std::vector<EnvCombination>& grid, int rounds, int repeats,
+                GridState& st) {
+  std::mt19937_64 shuffle(std::random_device{}());
+  std::vector<std::size_t> order(grid.size());
+  std::iota(order.begin(), order.end(), 0);
+  const std::size_t runs = std::count(st.out.begin(), st.out.end(), false);
+  Slot s{0, rounds, repeats, 0, runs * static_cast<std::size_t>(rounds)};
+  for (s.round = 0; s.round < rounds && !st.interrupted; ++s.round) {
+    std::shuffle(order.begin(), order.end(), shuffle);
+    for (std::size_t k : order) {
+      if (st.out[k] || st.interrupted) continue;
+      ++s.index;
+      run_round(sweep, grid[k], k, s, st);
+    }
+  }
 }
 
 // The advice over the results, --emit-env and the backends' tuning files from the baseline.
 void advise(const std::vector<ResultRecord>& results, const std::vector<EnvCombination>& grid,
-            const TuneRequest& tq, const TuneOptions& options) {
-  EnvChoice best = advise_env(results, options, std::cout);
+            const TuneRequest& tq, const TuneOptions& options, const EnvControls& controls) {
+  EnvChoice best = advise_env(results, controls, options, std::cout);
   if (!tq.emit_env.empty()) {
     EnvCombination chosen;
     for (const auto& c : grid) {
@@ -94,6 +129,7 @@ void advise(const std::vector<ResultRecord>& results, const std::vector<EnvCombi
 int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions& options) {
   check_run_request(rq);
   const int repeats = repeat_count(rq);
+  const int rounds = round_count(tq);
   check_job_launch(rq, "--env");
   const std::vector<EnvCombination> grid = grid_combinations(tq);
   // --resume: combinations an earlier sweep finished (their records are streamed only then).
@@ -102,12 +138,19 @@ int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions
     for (auto& r : read_result_file(tq.resume).records) resumed[r.env].push_back(std::move(r));
   }
 
-  JobSweep sweep(rq, "combinations", repeats);
+  JobSweep sweep(rq, "launches", rounds * repeats);
   GridState st;
   const int m = static_cast<int>(grid.size());
-  for (int k = 0; k < m && !st.interrupted; ++k) {
-    run_combination(sweep, grid[k], k, m, repeats, resumed, st);
+  st.out.assign(grid.size(), false);
+  for (std::size_t k = 0; k < grid.size(); ++k) {
+    if (auto it = resumed.find(env_label(grid[k])); it != resumed.end()) {
+      sweep.keep(it->second);
+      st.out[k] = true;
+      ++st.skipped;
+      ++st.finished;
+    }
   }
+  run_rounds(sweep, grid, rounds, repeats, st);
   if (st.skipped > 0) {
     std::cerr << fmt::format("commbench: note: {} of {} combinations already complete in {}\n",
                              st.skipped, m, tq.resume);
@@ -118,7 +161,7 @@ int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions
     meta.environment_mismatch.clear();
     meta.env_failures = st.failures;
   });
-  if (!results.empty()) advise(results, grid, tq, options);
+  if (!results.empty()) advise(results, grid, tq, options, st.controls);
   for (const auto& f : st.failures) std::cout << "# failed: " << f << "\n";
   std::cout << std::flush;
   if (st.interrupted) {

@@ -6,9 +6,10 @@
 #include "collectives/backends/registry.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
-#include "report/report_format.hpp"
+#include "common/output_path.hpp"
 #include "common/units.hpp"
 #include "jobs/run.hpp"
+#include "report/report_format.hpp"
 #include "report/tune_text.hpp"
 
 namespace cb {
@@ -35,7 +36,9 @@ class TuneWriter : public Writer {
   std::vector<ResultRecord> records_;
 };
 
-bool env_grid(const TuneRequest& tq) { return !tq.env.empty() || !tq.env_grid.empty(); }
+bool env_grid(const TuneRequest& tq) {
+  return !tq.env.empty() || !tq.env_grid.empty();
+}
 
 }  // namespace
 
@@ -46,15 +49,31 @@ void write_tuning_files(const TuneRequest& rq, const std::vector<TuneRange>& ran
   }
 }
 
-TuneOptions check_tune_request(const TuneRequest& tq) {
+int round_count(const TuneRequest& tq) {
+  const std::int64_t n = parse_int(tq.rounds, "--rounds");
+  if (n < 1 || n > 1000) usage_error("invalid --rounds '{}': expected 1 to 1000", tq.rounds);
+  return static_cast<int>(n);
+}
+
+TuneOptions check_tune_request(const TuneRequest& tq, const std::vector<std::string>& outputs) {
   TuneOptions options;
   double gain = parse_double(tq.min_gain, "--min-gain");
   if (gain < 0) usage_error("invalid --min-gain '{}': expected a percentage >= 0", tq.min_gain);
   options.min_gain = gain / 100.0;
-  for (const auto& path : tq.emit) {
-    if (!path.empty()) check_output_directory(path);
+  round_count(tq);
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& path : outputs) files.emplace_back("--output", path);
+  const auto& kinds = tuning_files();
+  for (std::size_t i = 0; i < tq.emit.size(); ++i) {
+    if (tq.emit[i].empty()) continue;
+    check_output_directory(tq.emit[i]);
+    files.emplace_back(kinds[i].option, tq.emit[i]);
   }
-  if (!tq.emit_env.empty()) check_output_directory(tq.emit_env);
+  if (!tq.emit_env.empty()) {
+    check_output_directory(tq.emit_env);
+    files.emplace_back("--emit-env", tq.emit_env);
+  }
+  check_distinct_files(files);
   if (env_grid(tq)) return options;
   if (!tq.resume.empty()) {
     usage_error("--resume applies to environment grids: give --env NAME=v1,v2 or --env-grid FILE");
@@ -67,7 +86,7 @@ TuneOptions check_tune_request(const TuneRequest& tq) {
 }
 
 int tune(const RunRequest& rq, const TuneRequest& tq) {
-  const TuneOptions options = check_tune_request(tq);
+  const TuneOptions options = check_tune_request(tq, rq.outputs);
   if (env_grid(tq)) return tune_env_grid(rq, tq, options);
   return run(rq, [tq, options] { return std::make_unique<TuneWriter>(tq, options); });
 }

@@ -18,11 +18,15 @@ struct TuneRequest {
   std::string env_grid;          // --env-grid FILE.toml
   std::string resume;            // --resume FILE.jsonl
   std::string emit_env;          // --emit-env FILE
+  std::string rounds = "5";      // --rounds N: launches of each combination and the reference
 };
 
-// Checks tune's own values before any work: --min-gain, the emitted files' directories, and
-// that --resume and --emit-env come with an environment grid.
-TuneOptions check_tune_request(const TuneRequest& tq);
+// Checks tune's own values before any work: --min-gain, --rounds, the emitted files'
+// directories and that none of them is one of the run's `outputs`, and that --resume and
+// --emit-env come with an environment grid.
+TuneOptions check_tune_request(const TuneRequest& tq, const std::vector<std::string>& outputs = {});
+// --rounds as a number (1 to 1000).
+int round_count(const TuneRequest& tq);
 // `tune`: the run, then the advice on stdout and the tuning files; the grid when --env or
 // --env-grid is given.
 int tune(const RunRequest& rq, const TuneRequest& tq);

@@ -3,61 +3,135 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
 #include <ostream>
+#include <set>
 
+#include "common/invocation.hpp"
+#include "common/text_table.hpp"
+#include "common/units.hpp"
 #include "report/compare.hpp"
-#include "report/tune_text.hpp"
+#include "report/repetitions.hpp"
 
 namespace cb {
 
 namespace {
 
-// The records the advice compares: a combination's algorithm carries its label, so the
-// baseline's "default" is the one default and every combination is a candidate against it.
-std::vector<ResultRecord> as_candidates(const std::vector<ResultRecord>& records) {
-  std::vector<ResultRecord> out = records;
-  for (auto& r : out) {
-    if (!r.env.empty()) r.algorithm = r.env + " | " + r.algorithm;
-    r.env.clear();
+// launch -> time, per algorithm, per combination, per measured case (a key without env and
+// algorithm).
+using Series = std::map<int, double>;
+using ByAlgorithm = std::map<std::string, Series>;
+using Table = std::map<RecordKey, std::map<std::string, ByAlgorithm>>;
+
+Table launch_table(const std::vector<ResultRecord>& results) {
+  Table t;
+  for (const auto& r : results) {
+    for (const auto& l : launches_of(r)) {
+      if ((l.wrong && *l.wrong > 0) || l.time_us <= 0) continue;
+      RecordKey k = key_of(l);
+      k.env.clear();
+      k.algorithm.clear();
+      const std::string alg = is_default_algorithm(l.algorithm) ? "default" : l.algorithm;
+      t[k][r.env][alg][l.repeat.value_or(0)] = l.time_us;
+    }
+  }
+  return t;
+}
+
+double median_time(const Series& s) {
+  std::vector<double> v;
+  for (const auto& [launch, t] : s) v.push_back(t);
+  return median_of(v);
+}
+
+// The fastest algorithm by its median over launches.
+std::string best_algorithm(const ByAlgorithm& algorithms) {
+  std::string best;
+  double best_time = 0;
+  for (const auto& [alg, s] : algorithms) {
+    const double m = median_time(s);
+    if (best.empty() || m < best_time) best = alg, best_time = m;
+  }
+  return best;
+}
+
+EnvLaunches launches(const Series& s, const std::map<int, ControlFigures>* control) {
+  EnvLaunches out;
+  for (const auto& [launch, t] : s) {
+    out.times.push_back(t);
+    ControlFigures c;
+    if (control) {
+      if (auto it = control->find(launch); it != control->end()) c = it->second;
+    }
+    out.control.push_back(c);
   }
   return out;
 }
 
-EnvChoice best_combination(const std::vector<ResultRecord>& summaries, double min_gain,
-                           const std::set<std::string>& winners) {
-  auto case_key = [](const ResultRecord& r) {
-    RecordKey k = key_of(r);
-    k.env.clear();
-    return k;
-  };
-  std::map<RecordKey, double> baseline;
-  for (const auto& r : summaries) {
-    if (r.env.empty() && is_default_algorithm(r.algorithm) && !(r.wrong && *r.wrong > 0)) {
-      RecordKey k = case_key(r);
-      k.algorithm = "default";
-      baseline[k] = r.time_us;
+// Each launch's geometric mean over `cases` of the best algorithm's time (launches that lack
+// one of them left out).
+Series level_series(const Table& t, const std::vector<RecordKey>& cases, const std::string& env) {
+  std::map<int, std::pair<double, std::size_t>> sums;
+  for (const auto& k : cases) {
+    const ByAlgorithm& algs = t.at(k).at(env);
+    for (const auto& [launch, time] : algs.at(best_algorithm(algs))) {
+      sums[launch].first += std::log(time);
+      ++sums[launch].second;
     }
   }
-  std::map<std::string, std::pair<double, int>> logs;  // label -> sum log speedup, cases
-  for (const auto& r : summaries) {
-    if (r.env.empty() || !is_default_algorithm(r.algorithm) || (r.wrong && *r.wrong > 0)) continue;
-    RecordKey k = case_key(r);
-    k.algorithm = "default";
-    auto it = baseline.find(k);
-    if (it == baseline.end() || r.time_us <= 0) continue;
-    auto& [sum, n] = logs[r.env];
-    sum += std::log(it->second / r.time_us);
-    ++n;
+  Series s;
+  for (const auto& [launch, sn] : sums) {
+    if (sn.second == cases.size()) s[launch] = std::exp(sn.first / sn.second);
   }
-  EnvChoice best;
-  for (const auto& [label, sn] : logs) {
-    if (!winners.count(label)) continue;  // never chosen by the noise-aware rule
-    double g = std::exp(sn.first / sn.second);
-    if (g > best.speedup) best = {label, g, sn.second};
+  return s;
+}
+
+const std::map<int, ControlFigures>* control_of(const EnvControls& c, const std::string& env) {
+  auto it = c.find(env);
+  return it == c.end() ? nullptr : &it->second;
+}
+
+// A gain as text: two decimals, three significant digits beyond 100.
+std::string x_text(double gain) {
+  return gain < 100 ? fmt::format("{:.2f}x", gain) : fmt::format("{:.3g}x", gain);
+}
+
+// The candidate's gain (reference time / candidate time) with its bounds.
+std::string bound_text(const EnvVerdict& v) {
+  if (v.ratio.low <= 0 || v.ratio.high <= 0) return "-";
+  return x_text(1 / v.ratio.high) + "-" + x_text(1 / v.ratio.low);
+}
+
+std::string gain_text(const EnvVerdict& v) {
+  return fmt::format("{} faster (99 % bound {} over {} v {} launches, floor {})",
+                     x_text(1 / v.ratio.ratio), bound_text(v), v.ratio.candidate_launches,
+                     v.ratio.reference_launches, x_text(v.floor));
+}
+
+std::string env_verdict_line(const EnvChoice& c) {
+  if (c.candidate.empty()) return "KEEP the current environment: no combination was measured";
+  const std::string what = fmt::format(
+      "{}, its best algorithm's time per launch over {} cases against the current "
+      "environment's best,",
+      c.candidate, c.cases);
+  const EnvVerdict& v = c.verdict;
+  if (v.outcome == EnvOutcome::Advised) {
+    return fmt::format(
+        "ADVISE {} is {}: beyond the floor and the noise between launches (the environment's "
+        "part {}, the algorithm's {} over the current default)",
+        what, gain_text(v), x_text(c.environment_gain), x_text(c.algorithm_gain));
   }
-  if (best.speedup <= 1 + min_gain) best.label.clear();
-  return best;
+  if (v.outcome == EnvOutcome::Inconclusive) {
+    return fmt::format("INCONCLUSIVE, keep the current environment: {} could not be judged: {}",
+                       what, v.why);
+  }
+  return fmt::format(
+      "KEEP the current environment: {} the fastest combination, is {}: not beyond the floor "
+      "and the noise between launches",
+      what, gain_text(v));
+}
+
+std::string sizes_text(const RecordKey& k) {
+  return format_size(k.bytes);
 }
 
 }  // namespace
@@ -76,39 +150,114 @@ std::string verify_combination(const RunMeta& meta, const EnvCombination& combin
   return {};
 }
 
-EnvChoice advise_env(const std::vector<ResultRecord>& results, const TuneOptions& options,
-                     std::ostream& out) {
-  auto ranges = recommend(as_candidates(results), options);
-  print_advice(ranges,
-               "the environment combination and algorithm to use per size range (speedup over "
-               "the current environment's default, geometric mean)",
-               out);
-  std::set<std::string> winners;
-  for (const auto& r : ranges) {
-    auto bar = r.algorithm.find(" | ");
-    winners.insert(bar == std::string::npos ? std::string() : r.algorithm.substr(0, bar));
+EnvChoice advise_env(const std::vector<ResultRecord>& results, const EnvControls& controls,
+                     const TuneOptions& options, std::ostream& out) {
+  const Table t = launch_table(results);
+  std::set<std::string> labels;
+  std::vector<RecordKey> cases;
+  for (const auto& [k, envs] : t) {
+    if (!envs.count("")) continue;
+    cases.push_back(k);
+    for (const auto& [env, algs] : envs) {
+      if (!env.empty()) labels.insert(env);
+    }
   }
-  EnvChoice best = best_combination(results, options.min_gain, winners);
-  if (winners.size() > 1) {
-    out << "# note: the best environment differs by size range; one environment applies "
-           "to every size, so --emit-env takes the combination with the best geometric-"
-           "mean speedup over all cases: "
-        << (best.label.empty() ? "the current environment" : best.label) << "\n";
+  // Only cases every combination measured enter the verdict over all of them.
+  std::vector<RecordKey> common;
+  for (const auto& k : cases) {
+    bool all = true;
+    for (const auto& l : labels) all = all && t.at(k).count(l);
+    if (all) common.push_back(k);
   }
-  return best;
+  EnvChoice choice;
+  choice.cases = static_cast<int>(common.size());
+  const int family = static_cast<int>(labels.size());
+  const Series ref_level = level_series(t, common, "");
+  for (const auto& label : labels) {
+    if (common.empty()) break;
+    EnvVerdict v = judge_env(launches(ref_level, control_of(controls, "")),
+                             launches(level_series(t, common, label), control_of(controls, label)),
+                             options.min_gain, family);
+    const bool better =
+        choice.candidate.empty() ||
+        (v.outcome == EnvOutcome::Advised) > (choice.verdict.outcome == EnvOutcome::Advised) ||
+        ((v.outcome == EnvOutcome::Advised) == (choice.verdict.outcome == EnvOutcome::Advised) &&
+         v.ratio.ratio < choice.verdict.ratio.ratio);
+    if (better) choice.candidate = label, choice.verdict = v;
+  }
+  if (!choice.candidate.empty()) {
+    double alg_log = 0;
+    for (const auto& k : common) {
+      const ByAlgorithm& ref = t.at(k).at("");
+      if (ref.count("default")) {
+        alg_log +=
+            std::log(median_time(ref.at("default")) / median_time(ref.at(best_algorithm(ref))));
+      }
+    }
+    choice.algorithm_gain = std::exp(alg_log / static_cast<double>(common.size()));
+    choice.environment_gain = 1 / choice.verdict.ratio.ratio;
+  }
+  if (choice.verdict.outcome == EnvOutcome::Advised) choice.label = choice.candidate;
+  choice.line = env_verdict_line(choice);
+  out << "#\n# tune --env: " << choice.line << "\n";
+
+  // Per case: the fastest combination against the reference, judged alike (a family of every
+  // case and combination).
+  TextTable table;
+  table.set_header({"backend", "collective", "dtype", "op", "placement", "sizes", "use",
+                    "environment", "algorithm", "bound", "launches", "verdict"},
+                   {TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Left,
+                    TextTable::Align::Left, TextTable::Align::Left, TextTable::Align::Right,
+                    TextTable::Align::Left, TextTable::Align::Right, TextTable::Align::Right,
+                    TextTable::Align::Right, TextTable::Align::Right, TextTable::Align::Left});
+  const int case_family = std::max<int>(1, static_cast<int>(cases.size() * labels.size()));
+  for (const auto& k : cases) {
+    const ByAlgorithm& ref = t.at(k).at("");
+    const std::string ref_best = best_algorithm(ref);
+    const Series& ref_series = ref.at(ref_best);
+    std::string best_label;
+    EnvVerdict best;
+    std::string best_alg = ref_best;
+    for (const auto& [env, algs] : t.at(k)) {
+      if (env.empty()) continue;
+      const std::string alg = best_algorithm(algs);
+      EnvVerdict v = judge_env(launches(ref_series, control_of(controls, "")),
+                               launches(algs.at(alg), control_of(controls, env)), options.min_gain,
+                               case_family);
+      if (best_label.empty() || v.ratio.ratio < best.ratio.ratio) {
+        best_label = env, best = v, best_alg = alg;
+      }
+    }
+    const double alg_gain =
+        ref.count("default") ? median_time(ref.at("default")) / median_time(ref_series) : 1;
+    const bool advised = best.outcome == EnvOutcome::Advised;
+    const std::string use = advised ? best_label + " | " + best_alg : "current | " + ref_best;
+    table.add_row(
+        {k.backend, k.collective, k.dtype, k.op, k.placement, sizes_text(k), use,
+         best_label.empty() ? "-" : x_text(1 / best.ratio.ratio), x_text(alg_gain),
+         best_label.empty() ? "-" : bound_text(best),
+         fmt::format("{} v {}", best.ratio.candidate_launches, best.ratio.reference_launches),
+         best_label.empty() ? "-"
+                            : std::string(env_outcome_name(best.outcome)) + " " + best_label});
+  }
+  out << "# tune: the environment combination and algorithm to use per size (environment: the "
+         "fastest combination's best algorithm over the current environment's best; algorithm: "
+         "the current environment's best over its default; bound: 99 % over launches)\n";
+  table.print(out, "# ");
+  out << std::flush;
+  return choice;
 }
 
 std::string emit_env_text(const EnvChoice& c, const EnvCombination& combination) {
   std::string s =
       "# Environment chosen by commbench tune --env: NAME=VALUE lines that NCCL reads as\n"
-      "# NCCL_CONF_FILE (or ~/.nccl.conf) and a shell can source (set -a; . FILE; set +a).\n";
+      "# NCCL_CONF_FILE (or ~/.nccl.conf) and a shell can source (set -a; . FILE; set +a).\n"
+      "# " +
+      c.line + "\n";
   if (c.label.empty()) {
-    return s + "# No combination beat the current environment by more than --min-gain: keep it.\n";
+    return s + "# No combination beat the current environment beyond the noise: keep it.\n";
   }
-  s +=
-      fmt::format("# {:.2f}x faster than the current environment (geometric mean over {} cases).\n",
-                  c.speedup, c.cases);
-  for (const auto& [name, value] : combination) s += name + "=" + value + "\n";
+  for (const auto& [name, value] : combination) s += name + "=" + shell_quote(value) + "\n";
   return s;
 }
 

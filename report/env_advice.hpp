@@ -1,14 +1,17 @@
-// tune --env's advice: which environment combination and algorithm to use per size range, the
-// one combination --emit-env writes, and that file's text.
+// tune --env's advice: per measured case and over all of them, whether an environment
+// combination is faster than the current environment beyond the noise between launches
+// (report/env_verdict), which part of the gain is the environment's and which the algorithm's,
+// the one combination --emit-env writes, and that file's text.
 #pragma once
 
 #include <iosfwd>
-#include <set>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "common/record.hpp"
 #include "report/env_grid.hpp"
+#include "report/env_verdict.hpp"
 #include "report/tune.hpp"
 
 namespace cb {
@@ -17,22 +20,29 @@ namespace cb {
 // its value, or any rank whose value differs; "" when every rank saw it.
 std::string verify_combination(const RunMeta& meta, const EnvCombination& combination);
 
-// --emit-env's choice: among the combinations the advice chose for some size range (the
-// noise-aware rule), the one whose default-algorithm results beat the baseline's by the best
-// geometric-mean speedup over every measured case (validated results only). Empty when none
-// was chosen or none beats it by more than the minimum gain.
+// Each launch's control measurement: combination label ("" the reference) -> launch -> figures.
+using EnvControls = std::map<std::string, std::map<int, ControlFigures>>;
+
+// The verdict over every measured case: each launch's figure is the geometric mean over the
+// cases of the time of that side's best algorithm (the fastest by its median over launches).
+// `label` is the combination --emit-env writes, "" to keep the current environment.
 struct EnvChoice {
-  std::string label;
-  double speedup = 1;
+  std::string label;            // the advised combination, else ""
+  std::string candidate;        // the combination the verdict is about (the fastest one), "" none
+  EnvVerdict verdict;           // candidate against the reference
+  double environment_gain = 1;  // reference's best algorithm time / candidate's best
+  double algorithm_gain = 1;    // reference's default time / its best algorithm's time
   int cases = 0;
+  std::string line;  // the verdict in one line
 };
 
-// The grid's advice over every combination's results (the baseline's env empty) printed to
-// `out`, with a note when the best combination differs by size range; returns --emit-env's
-// choice.
-EnvChoice advise_env(const std::vector<ResultRecord>& results, const TuneOptions& options,
-                     std::ostream& out);
-// The --emit-env file: the chosen combination's NAME=VALUE lines (or why none), commented.
+// The grid's advice over every combination's records (the reference's env empty; each record's
+// launches from launches_of) printed to `out`: the verdict line first, then per case the
+// fastest combination's figures; returns --emit-env's choice.
+EnvChoice advise_env(const std::vector<ResultRecord>& results, const EnvControls& controls,
+                     const TuneOptions& options, std::ostream& out);
+// The --emit-env file: the verdict line and the chosen combination's NAME=VALUE lines, values
+// quoted for the shell (or why none is written).
 std::string emit_env_text(const EnvChoice& c, const EnvCombination& combination);
 
 }  // namespace cb

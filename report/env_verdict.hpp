@@ -1,0 +1,46 @@
+// tune --env's decision on one combination against the reference (the environment as it is):
+// the launch is the sample, as in compare. Each side's per-launch figures (times), the control
+// gate over the launches, then compare's ratio test (report/launch_statistics) with tune's gain
+// as the effect floor: a combination is advised only where it is faster beyond launch-to-launch
+// noise.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/launch_statistics.hpp"
+
+namespace cb {
+
+// One side's launches: a figure per launch (a time; larger is slower) and, aligned with it,
+// that launch's control measurement (unknown when not recorded).
+struct EnvLaunches {
+  std::vector<double> times;
+  std::vector<ControlFigures> control;
+};
+
+enum class EnvOutcome {
+  Advised,      // faster than the reference beyond the floor and the noise between launches
+  Keep,         // not: keep the current environment
+  Inconclusive  // cannot be judged: the control moved between launches, or too few launches
+};
+const char* env_outcome_name(EnvOutcome o);  // "advised", "keep", "inconclusive"
+
+struct EnvVerdict {
+  EnvOutcome outcome = EnvOutcome::Inconclusive;
+  RatioVerdict ratio;  // candidate / reference, over the launches the control gate kept
+  double floor = 1;    // the smallest gain that counts (1 + the minimum gain)
+  std::string why;     // for Inconclusive: what was missing or what moved
+};
+
+// At least this many launches a side must agree in their control measurement.
+inline constexpr int kEnvMatchedLaunches = 2;
+
+// The candidate against the reference: where both sides have every launch's control, only the
+// launches whose controls agree (match_control) are compared, and a mismatch is inconclusive;
+// then judge_launches at `confidence` over a family of `family` comparisons, with the floor
+// 1 + min_gain. Advised when the whole interval of the time ratio lies below 1 / floor.
+EnvVerdict judge_env(const EnvLaunches& reference, const EnvLaunches& candidate, double min_gain,
+                     int family, double confidence = 0.99);
+
+}  // namespace cb
