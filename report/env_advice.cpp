@@ -67,20 +67,19 @@ EnvLaunches launches(const Series& s, const std::map<int, ControlFigures>* contr
   return out;
 }
 
-// Each launch's geometric mean over `cases` of the best algorithm's time (launches that lack
-// one of them left out).
+// Each launch's median over `cases` of the best algorithm's time (a case that stalled in one
+// launch does not move it; launches that lack one of the cases left out).
 Series level_series(const Table& t, const std::vector<RecordKey>& cases, const std::string& env) {
-  std::map<int, std::pair<double, std::size_t>> sums;
+  std::map<int, std::vector<double>> times;
   for (const auto& k : cases) {
     const ByAlgorithm& algs = t.at(k).at(env);
     for (const auto& [launch, time] : algs.at(best_algorithm(algs))) {
-      sums[launch].first += std::log(time);
-      ++sums[launch].second;
+      times[launch].push_back(time);
     }
   }
   Series s;
-  for (const auto& [launch, sn] : sums) {
-    if (sn.second == cases.size()) s[launch] = std::exp(sn.first / sn.second);
+  for (const auto& [launch, v] : times) {
+    if (v.size() == cases.size()) s[launch] = median_of(v);
   }
   return s;
 }
@@ -90,9 +89,9 @@ const std::map<int, ControlFigures>* control_of(const EnvControls& c, const std:
   return it == c.end() ? nullptr : &it->second;
 }
 
-// A gain as text: two decimals, three significant digits beyond 100.
+// A gain as text: two decimals, three significant digits beyond 100 or below 0.1.
 std::string x_text(double gain) {
-  return gain < 100 ? fmt::format("{:.2f}x", gain) : fmt::format("{:.3g}x", gain);
+  return gain < 100 && gain >= 0.1 ? fmt::format("{:.2f}x", gain) : fmt::format("{:.3g}x", gain);
 }
 
 // The candidate's gain (reference time / candidate time) with its bounds.

@@ -23,8 +23,8 @@ std::string verify_combination(const RunMeta& meta, const EnvCombination& combin
 // Each launch's control measurement: combination label ("" the reference) -> launch -> figures.
 using EnvControls = std::map<std::string, std::map<int, ControlFigures>>;
 
-// The verdict over every measured case: each launch's figure is the geometric mean over the
-// cases of the time of that side's best algorithm (the fastest by its median over launches).
+// The verdict over every measured case: each launch's figure is the median over the cases of
+// the time of that side's best algorithm (the fastest by its median over launches).
 // `label` is the combination --emit-env writes, "" to keep the current environment.
 struct EnvChoice {
   std::string label;            // the advised combination, else ""
