@@ -101,9 +101,11 @@ std::string bound_text(const EnvVerdict& v) {
 }
 
 std::string gain_text(const EnvVerdict& v) {
-  return fmt::format("{} faster (99 % bound {} over {} v {} launches, floor {})",
-                     x_text(1 / v.ratio.ratio), bound_text(v), v.ratio.candidate_launches,
-                     v.ratio.reference_launches, x_text(v.floor));
+  const double gain = 1 / v.ratio.ratio;
+  return fmt::format("{} {} (its gain's 99 % bound {} over {} v {} launches, floor {})",
+                     x_text(gain >= 1 ? gain : 1 / gain), gain >= 1 ? "faster" : "slower",
+                     bound_text(v), v.ratio.candidate_launches, v.ratio.reference_launches,
+                     x_text(v.floor));
 }
 
 std::string env_verdict_line(const EnvChoice& c) {

@@ -51,7 +51,7 @@ def test_combination_lifting_a_slow_reference_is_advised_and_quoted():
               "--emit-env", emit], check=0, env={"COMMBENCH_TEST_FAULT": SLOW})
     line = verdict(p.stdout)
     assert line.startswith(f"ADVISE COMMBENCH_TEST_FAULT= COMMBENCH_UNUSED_KNOB=$(touch {marker})"), line
-    assert "faster (99 % bound" in line and "environment's part" in line, line
+    assert "faster (its gain's 99 % bound" in line and "environment's part" in line, line
     assert settings(emit) == ["COMMBENCH_TEST_FAULT=''",
                               f"COMMBENCH_UNUSED_KNOB='$(touch {marker})'"], open(emit).read()
     # Sourcing the file sets the value as written and runs nothing.
