@@ -50,6 +50,7 @@ void write_tuning_files(const TuneRequest& rq, const std::vector<TuneRange>& ran
 }
 
 int round_count(const TuneRequest& tq) {
+  if (tq.rounds.empty()) return 5;
   const std::int64_t n = parse_int(tq.rounds, "--rounds");
   if (n < 1 || n > 1000) usage_error("invalid --rounds '{}': expected 1 to 1000", tq.rounds);
   return static_cast<int>(n);
@@ -81,6 +82,9 @@ TuneOptions check_tune_request(const TuneRequest& tq, const std::vector<std::str
   if (!tq.emit_env.empty()) {
     usage_error(
         "--emit-env applies to environment grids: give --env NAME=v1,v2 or --env-grid FILE");
+  }
+  if (!tq.rounds.empty()) {
+    usage_error("--rounds applies to environment grids: give --env NAME=v1,v2 or --env-grid FILE");
   }
   return options;
 }

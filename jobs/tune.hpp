@@ -18,7 +18,7 @@ struct TuneRequest {
   std::string env_grid;          // --env-grid FILE.toml
   std::string resume;            // --resume FILE.jsonl
   std::string emit_env;          // --emit-env FILE
-  std::string rounds = "5";      // --rounds N: launches of each combination and the reference
+  std::string rounds;  // --rounds N: launches of each combination and the reference (default 5)
 };
 
 // Checks tune's own values before any work: --min-gain, --rounds, the emitted files'

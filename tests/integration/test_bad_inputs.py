@@ -86,6 +86,8 @@ CASES = [
     ("output unwritable directory with tune env",
      ["tune"] + MPI2[1:] + ["--env", "OMPI_MCA_coll_tuned_priority=30,40", "--output",
                             "/sys/r.json"], 2, ["cannot write output '/sys/r.json'"]),
+    ("rounds without a grid", ["tune", "-c", "allreduce", "-e", "64", "--rounds", "3"], 2,
+     ["--rounds applies to environment grids"]),
     ("launch empty", RUN + ["--launch", ""], 2, ["--launch", "empty launcher prefix"]),
     ("launch blank under tune", ["tune", "-c", "allreduce", "-e", "64", "--launch", "  "], 2,
      ["--launch", "empty launcher prefix"]),
