@@ -252,9 +252,9 @@ def test_every_run_flag_reaches_each_job():
     run(["run", *flag_args(), "--repeat", "2"], env={"COMMBENCH_TEST_JOB_LOG": log}, check=0)
     assert_every_job_got_every_flag(log, 2)
     log = os.path.join(d, "tune-jobs.log")
-    run(["tune", *flag_args(), "--env", "GLOO_RELAUNCH_PROBE=1"],
+    run(["tune", *flag_args(), "--env", "GLOO_RELAUNCH_PROBE=1", "--rounds", "2"],
         env={"COMMBENCH_TEST_JOB_LOG": log}, check=0)
-    assert_every_job_got_every_flag(log, 2)  # the baseline and the one combination
+    assert_every_job_got_every_flag(log, 4)  # the baseline and the one combination, 2 rounds
 
 
 if __name__ == "__main__":
