@@ -11,6 +11,7 @@
 #include "report/compare.hpp"
 #include "report/launch_statistics.hpp"
 #include "report/repetitions.hpp"
+#include "report_fixtures.hpp"
 
 namespace cb {
 namespace {
@@ -168,15 +169,7 @@ TEST(HistoryThreshold, QuartilesOfTheNightToNightChanges) {
 }
 
 ResultRecord launch(int repeat, double time_us, double busbw) {
-  ResultRecord r;
-  r.backend = "mpi";
-  r.algorithm = "default";
-  r.collective = "allreduce";
-  r.dtype = "float";
-  r.op = "sum";
-  r.placement = "out";
-  r.nranks = 2;
-  r.bytes = 1 << 20;
+  ResultRecord r = test::mpi_allreduce_record(1 << 20);
   r.iters = 100 + static_cast<std::uint64_t>(repeat);
   r.time_us = time_us;
   r.p50_us = time_us;
