@@ -29,7 +29,9 @@ std::string sources(const CheckReport& r) {
   return out;
 }
 
-void write_table(const CheckReport& r, std::ostream& out) {
+}  // namespace
+
+void write_check_table(const CheckReport& r, std::ostream& out) {
   out << fmt::format("# commbench check: {} ({} requirement{}; {})\n", r.spec_path, r.items.size(),
                      r.items.size() == 1 ? "" : "s", sources(r));
   TextTable t;
@@ -48,7 +50,7 @@ void write_table(const CheckReport& r, std::ostream& out) {
   out << "# " << r.summary() << "\n" << std::flush;
 }
 
-void write_json(const CheckReport& r, std::ostream& out) {
+void write_check_json(const CheckReport& r, std::ostream& out) {
   json doc = {
       {"schema", kCheckSchema},
       {"spec", r.spec_path},
@@ -76,7 +78,7 @@ void write_json(const CheckReport& r, std::ostream& out) {
   out << doc.dump(1) << "\n" << std::flush;
 }
 
-void write_md(const CheckReport& r, std::ostream& out) {
+void write_check_md(const CheckReport& r, std::ostream& out) {
   out << fmt::format(
       "### commbench check {}: {}\n\n", md_escape(r.spec_name),
       r.failed() > 0 ? fmt::format("**{} failed**", r.failed()) : std::string("passed"));
@@ -99,18 +101,6 @@ void write_md(const CheckReport& r, std::ostream& out) {
     out << "\n";
   }
   out << std::flush;
-}
-
-}  // namespace
-
-void write_check_table(const CheckReport& r, std::ostream& out) {
-  write_table(r, out);
-}
-void write_check_json(const CheckReport& r, std::ostream& out) {
-  write_json(r, out);
-}
-void write_check_md(const CheckReport& r, std::ostream& out) {
-  write_md(r, out);
 }
 
 JUnitSuite check_junit_suite(const CheckReport& report, const std::string& timestamp,

@@ -100,7 +100,9 @@ std::string level_line(const CompareReport& r) {
       change_name(l.verdict.change));
 }
 
-void write_table(const CompareReport& r, std::ostream& out) {
+}  // namespace
+
+void write_compare_table(const CompareReport& r, std::ostream& out) {
   out << r.headline << "\n";
   out << fmt::format("# commbench compare: {} (base) -> {} (new)\n", r.base_path, r.new_path);
   out << "# " << rule(r.options) << "\n";
@@ -147,7 +149,7 @@ void write_table(const CompareReport& r, std::ostream& out) {
   out << "# " << r.summary() << "\n" << std::flush;
 }
 
-void write_csv(const CompareReport& r, std::ostream& out) {
+void write_compare_csv(const CompareReport& r, std::ostream& out) {
   out << csv_line({"collective", "backend",    "algorithm",  "dtype",          "op",
                    "placement",  "root",       "nranks",     "bytes",          "metric",
                    "base",       "new",        "change_pct", "p50_change_pct", "noise_pct",
@@ -190,6 +192,8 @@ void write_csv(const CompareReport& r, std::ostream& out) {
   out << std::flush;
 }
 
+namespace {
+
 json key_json(const RecordKey& k) {
   return {{"collective", k.collective},
           {"backend", k.backend},
@@ -225,7 +229,9 @@ json level_json(const LevelTest& l) {
           {"why", l.why}};
 }
 
-void write_json(const CompareReport& r, std::ostream& out) {
+}  // namespace
+
+void write_compare_json(const CompareReport& r, std::ostream& out) {
   json doc = {{"schema", kCompareSchema},
               {"base", r.base_path},
               {"new", r.new_path},
@@ -281,6 +287,8 @@ void write_json(const CompareReport& r, std::ostream& out) {
   out << doc.dump(1) << "\n" << std::flush;
 }
 
+namespace {
+
 void md_rows(MarkdownTable& t, const std::vector<const Comparison*>& rows) {
   using A = MarkdownTable::Align;
   t.set_header(
@@ -301,7 +309,9 @@ void md_rows(MarkdownTable& t, const std::vector<const Comparison*>& rows) {
   }
 }
 
-void write_md(const CompareReport& r, std::ostream& out) {
+}  // namespace
+
+void write_compare_md(const CompareReport& r, std::ostream& out) {
   int regressions = r.count(Verdict::Regression);
   out << "### " << md_escape(r.headline) << "\n\n";
   out << fmt::format(
@@ -341,26 +351,11 @@ void write_md(const CompareReport& r, std::ostream& out) {
   out << "<sub>" << md_escape(rule(r.options)) << ".</sub>\n" << std::flush;
 }
 
-}  // namespace
-
 std::string percent_change(double fraction) {
   double p = std::round(fraction * 1000) / 10;
   if (p > 1000) return ">+1000%";
   if (p < -1000) return "<-1000%";
   return fmt::format("{:+.1f}%", p == 0 ? 0.0 : p);  // no "-0.0%"
-}
-
-void write_compare_table(const CompareReport& r, std::ostream& out) {
-  write_table(r, out);
-}
-void write_compare_csv(const CompareReport& r, std::ostream& out) {
-  write_csv(r, out);
-}
-void write_compare_json(const CompareReport& r, std::ostream& out) {
-  write_json(r, out);
-}
-void write_compare_md(const CompareReport& r, std::ostream& out) {
-  write_md(r, out);
 }
 
 }  // namespace cb
