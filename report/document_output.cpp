@@ -31,9 +31,7 @@ const OutputFormat& file_format(const std::string& path) {
 }
 
 const OutputFormat& stdout_format(const std::string& name) {
-  for (const auto& f : kOutputFormats) {
-    if (f.name == name && writes(f, Writes::Document)) return f;
-  }
+  if (const OutputFormat* f = find_format_named(name, Writes::Document)) return *f;
   std::string names;
   for (const auto& n : format_names(Writes::Document)) names += (names.empty() ? "" : " or ") + n;
   usage_error("invalid --format '{}': expected {}", name, names);

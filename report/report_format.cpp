@@ -52,10 +52,15 @@ std::vector<std::string> format_names(Writes what) {
   return out;
 }
 
-const OutputFormat& format_named(std::string_view name, Writes what, std::string_view option) {
+const OutputFormat* find_format_named(std::string_view name, Writes what) {
   for (const auto& f : kOutputFormats) {
-    if (f.name == name && writes(f, what)) return f;
+    if (f.name == name && writes(f, what)) return &f;
   }
+  return nullptr;
+}
+
+const OutputFormat& format_named(std::string_view name, Writes what, std::string_view option) {
+  if (const OutputFormat* f = find_format_named(name, what)) return *f;
   usage_error("unknown {} '{}': expected one of {}", option, name, join(format_names(what)));
 }
 

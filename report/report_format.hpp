@@ -58,6 +58,8 @@ bool writes(const OutputFormat& f, Writes what);
 
 // The names of the formats that write `what`, in table order.
 std::vector<std::string> format_names(Writes what);
+// The format called `name` that writes `what`, or null.
+const OutputFormat* find_format_named(std::string_view name, Writes what);
 // The format called `name` that writes `what`; else a usage Error naming the accepted ones.
 const OutputFormat& format_named(std::string_view name, Writes what,
                                  std::string_view option = "--format");

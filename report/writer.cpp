@@ -138,21 +138,23 @@ std::vector<std::string> stdout_formats() {
   return out;
 }
 
-std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream& out) {
-  for (const auto& f : kOutputFormats) {
-    if (format == f.name && writes(f, Writes::Results)) return f.results(out);
-  }
+namespace {
+
+// The --format for a run's records; a usage Error naming the stdout formats otherwise.
+const OutputFormat& results_format(std::string_view format) {
+  if (const OutputFormat* f = find_format_named(format, Writes::Results)) return *f;
   usage_error("unknown format '{}': expected one of {}", format, fmt::join(stdout_formats(), ", "));
 }
 
+}  // namespace
+
+std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream& out) {
+  return results_format(format).results(out);
+}
+
 std::unique_ptr<Writer> make_stdout_writer(std::string_view format) {
-  for (const auto& f : kOutputFormats) {
-    if (format == f.name && writes(f, Writes::Results)) {
-      return std::make_unique<RoofWriter>(
-          std::make_unique<CheckedWriter>(STDOUT_FILENO, "standard output", false, f.results));
-    }
-  }
-  usage_error("unknown format '{}': expected one of {}", format, fmt::join(stdout_formats(), ", "));
+  return std::make_unique<RoofWriter>(std::make_unique<CheckedWriter>(
+      STDOUT_FILENO, "standard output", false, results_format(format).results));
 }
 
 void check_output_path(const std::string& path) {
