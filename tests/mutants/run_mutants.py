@@ -6,12 +6,14 @@ replacement, ctest regexes) it applies the replacement to a scratch copy of the 
 incrementally, runs the named tests there, and restores the file. A mutant is caught (passed)
 when at least one named test fails; it survives (failed) when they all pass or skip, when it does
 not compile, or when no test matches its regexes. Before any mutant, every snippet must occur
-exactly once in its file and the named tests must pass on the unmutated copy, else the script
-stops with exit 2 naming the problem.
+exactly once in its file and the named tests must pass on the unmutated copy (unless
+--after-suite says the whole suite has just passed on this tree), else the script stops with exit
+2 naming the problem. A mutant's tests stop at the first failure: one catches it.
 
     tests/mutants/run_mutants.py                 # all mutants, default preset
     tests/mutants/run_mutants.py M1-secret-filter exit-3-validation
     tests/mutants/run_mutants.py --check         # only check that every snippet is found once
+    tests/mutants/run_mutants.py --after-suite   # CI: right after ci/test passed on this tree
 
 The copy lives in build-mutants/ (ignored by git): src/ holds the tracked and untracked-but-not-
 ignored files of this checkout, src/build/ the build (ccache used when installed), so repeated
@@ -155,17 +157,19 @@ def all_tests(src, preset):
     return tests, outputs
 
 
-def ctest(src, preset, tests, regexes, log, timeout):
+def ctest(src, preset, tests, regexes, log, timeout, stop_on_failure=False):
     """(exit code, names of the tests selected) for the union of `regexes` (matched here, as
     ctest -R would: a search anywhere in the name; ctest's own regex engine has too few groups
-    for a union of many). None when nothing matches."""
+    for a union of many). None when nothing matches. With `stop_on_failure` ctest stops at the
+    first failing test: one is enough to catch a mutant."""
     picked = [(i + 1, name) for i, name in enumerate(tests)
               if any(re.search(r, name) for r in regexes)]
     if not picked:
         return None, []
     numbers = ",".join(str(i) for i, _ in picked)
-    code = sh(["ctest", "--preset", preset, "-I", f"0,0,0,{numbers}", "--output-on-failure",
-               "--timeout", str(timeout)], src, log)
+    cmd = ["ctest", "--preset", preset, "-I", f"0,0,0,{numbers}", "--output-on-failure",
+           "--timeout", str(timeout)]
+    code = sh(cmd + (["--stop-on-failure"] if stop_on_failure else []), src, log)
     return code, [name for _, name in picked]
 
 
@@ -187,6 +191,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--dir", default=os.path.join(ROOT, "build-mutants"))
     ap.add_argument("--timeout", type=int, default=600, help="per test, seconds")
+    ap.add_argument("--after-suite", action="store_true",
+                    help="the whole test suite has just passed on this tree (as in CI): skip the "
+                         "baseline run of the named tests and the final rebuild of the copy")
     args = ap.parse_args()
     start = time.monotonic()
     try:
@@ -213,15 +220,16 @@ def main():
                      if not any(re.search(r, name) for name in tests)]
         if unmatched:
             raise Stop("test regexes that match no ctest test:\n  " + "\n  ".join(unmatched))
-        regexes = sorted({r for m in mutants for r in m["tests"]})
-        code, names = ctest(src, args.preset, tests, regexes, log, args.timeout)
-        if code is None:
-            raise Stop("no test matches any mutant's regexes")
-        if code != 0:
-            raise Stop(f"the named tests fail without any mutant ({failed_tests(log) or names}); "
-                       f"see {log}")
-        print(f"baseline: {len(names)} named tests pass unmutated "
-              f"({time.monotonic() - start:.0f} s)", flush=True)
+        if not args.after_suite:
+            regexes = sorted({r for m in mutants for r in m["tests"]})
+            code, names = ctest(src, args.preset, tests, regexes, log, args.timeout)
+            if code is None:
+                raise Stop("no test matches any mutant's regexes")
+            if code != 0:
+                raise Stop(f"the named tests fail without any mutant "
+                           f"({failed_tests(log) or names}); see {log}")
+            print(f"baseline: {len(names)} named tests pass unmutated "
+                  f"({time.monotonic() - start:.0f} s)", flush=True)
     except Stop as e:
         print(f"run_mutants: {e}", file=sys.stderr)
         return 2
@@ -239,7 +247,8 @@ def main():
             if not build(src, args.preset, args.jobs, log, needed):
                 verdict, why = False, "does not compile (fix the replacement)"
             else:
-                code, names = ctest(src, args.preset, tests, m["tests"], log, args.timeout)
+                code, names = ctest(src, args.preset, tests, m["tests"], log, args.timeout,
+                                    stop_on_failure=True)
                 if code is None:
                     verdict, why = False, f"no test matches {m['tests']}"
                 elif code == 0:
@@ -255,8 +264,9 @@ def main():
               f"{why}", flush=True)
         if not verdict:
             print(f"         promise: {m['promise']}", flush=True)
-    # Leave the copy built as the tree is, so the next run starts incremental.
-    build(src, args.preset, args.jobs, log)
+    if not args.after_suite:
+        # Leave the copy built as the tree is, so the next run starts incremental.
+        build(src, args.preset, args.jobs, log)
     print(f"{caught} passed, {survived} failed ({time.monotonic() - start:.0f} s)")
     return 0 if survived == 0 else 1
 
