@@ -77,6 +77,10 @@ struct ResultRecord {
   std::optional<double> roof_GBps;
   std::optional<double> efficiency;
   std::string roof_basis;
+  // Memory the ranks page-faulted in per timed call (minor faults x page size), the most of any
+  // rank: a library that maps its buffers afresh on every call shows here, and is then bound by
+  // its allocator rather than by the memory system the roof describes. Empty where not measured.
+  std::optional<double> fault_bytes;
   // A summary over repetitions: the figures above are medians over these, one per launch (each
   // with its `repeat`); empty for a record of one launch.
   std::vector<ResultRecord> repeats;
@@ -146,6 +150,7 @@ inline constexpr RecordField kResultFields[] = {
     {"roof_GBps",  &ResultRecord::roof_GBps,  kLater},
     {"efficiency", &ResultRecord::efficiency, kLater},
     {"roof_basis", &ResultRecord::roof_basis, kLater},
+    {"fault_bytes", &ResultRecord::fault_bytes, kLater | kFigure},
 };
 // clang-format on
 

@@ -57,7 +57,9 @@ std::vector<RequirementResult> evaluate_expect_auto(const std::vector<ResultFile
     if (!e.efficiency || !limit) {
       item.severity = Severity::Warning;
       item.measured = "not judged: " + (e.efficiency ? e.basis : e.why_not);
-      item.expected = "a roof for this hardware";
+      item.expected = e.allocator_bound
+                          ? "page faults per call below 1/8 of its bytes, for the roof to apply"
+                          : "a roof for this hardware";
       item.details.push_back(efficiency_line(collective, e));
       out.push_back(std::move(item));
       continue;

@@ -45,6 +45,7 @@ ResultRecord summarize_repetitions(const std::vector<ResultRecord>& group) {
   s.cv = median_by(group, [](const auto& r) { return r.cv; });
   s.algbw_GBps = optional_median(group, [](const auto& r) { return r.algbw_GBps; });
   s.busbw_GBps = optional_median(group, [](const auto& r) { return r.busbw_GBps; });
+  s.fault_bytes = optional_median(group, [](const auto& r) { return r.fault_bytes; });
   s.wrong.reset();
   for (const auto& r : group) {
     if (r.wrong) s.wrong = s.wrong.value_or(0) + *r.wrong;

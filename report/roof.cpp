@@ -289,6 +289,15 @@ void apply_roof(ResultRecord& r, const json& topology) {
   if (at_roof_us >= kBandwidthDominatedUs) r.efficiency = *r.busbw_GBps / *r.roof_GBps;
 }
 
+namespace {
+
+// Two decimals, or two significant digits below 0.1 so that a collapse reads as one.
+std::string efficiency_text(double e) {
+  return e >= 0.1 ? fmt::format("{:.2f}", e) : fmt::format("{:.2g}", e);
+}
+
+}  // namespace
+
 LargeMessageEfficiency large_message_efficiency(const std::vector<const ResultRecord*>& records) {
   LargeMessageEfficiency out;
   std::set<std::uint64_t, std::greater<>> sizes;
@@ -325,16 +334,39 @@ LargeMessageEfficiency large_message_efficiency(const std::vector<const ResultRe
   out.max_bytes = top.front();
   out.min_bytes = top.back();
   out.sizes = static_cast<int>(top.size());
+  // A library that maps its buffers afresh on every call is bound by page faults, which the
+  // roof (memory already mapped) does not describe: say so with the figures, never a verdict.
+  const ResultRecord* faulting = nullptr;
+  for (const auto* r : records) {
+    if (!r->efficiency || !r->fault_bytes || r->bytes == 0 ||
+        std::find(top.begin(), top.end(), r->bytes) == top.end()) {
+      continue;
+    }
+    const double share = *r->fault_bytes / static_cast<double>(r->bytes);
+    if (share >= kAllocatorBoundShare &&
+        (!faulting || share > *faulting->fault_bytes / static_cast<double>(faulting->bytes))) {
+      faulting = r;
+    }
+  }
+  if (faulting) {
+    out.why_not = fmt::format(
+        "{} of the {:.3g} GB/s {} roof, but the ranks page-faulted {} per call at {}: the "
+        "library maps its buffers afresh on each call, so its allocator, not what the roof "
+        "describes, bounds it",
+        efficiency_text(*out.efficiency), out.roof_GBps.value_or(0), roof_kind_name(out.kind),
+        format_size(static_cast<std::uint64_t>(*faulting->fault_bytes)),
+        format_size(faulting->bytes));
+    out.efficiency.reset();
+    out.allocator_bound = true;
+  }
   return out;
 }
 
 std::string efficiency_line(const std::string& collective, const LargeMessageEfficiency& e) {
   if (!e.efficiency) return fmt::format("{}: not judged: {}", collective, e.why_not);
-  // Two decimals, or two significant digits below 0.1 so that a collapse reads as one.
-  const std::string eff = *e.efficiency >= 0.1 ? fmt::format("{:.2f}", *e.efficiency)
-                                               : fmt::format("{:.2g}", *e.efficiency);
-  return fmt::format("{}: {} of the {:.3g} GB/s {} roof at {} ({})", collective, eff,
-                     e.roof_GBps.value_or(0), roof_kind_name(e.kind),
+  return fmt::format("{}: {} of the {:.3g} GB/s {} roof at {} ({})", collective,
+                     efficiency_text(*e.efficiency), e.roof_GBps.value_or(0),
+                     roof_kind_name(e.kind),
                      e.min_bytes == e.max_bytes
                          ? format_size(e.max_bytes)
                          : fmt::format("{}-{}", format_size(e.min_bytes), format_size(e.max_bytes)),

@@ -55,7 +55,11 @@ struct LargeMessageEfficiency {
   std::uint64_t min_bytes = 0, max_bytes = 0;  // the sizes used
   int sizes = 0;
   std::string why_not;  // when not judged
+  bool allocator_bound = false;  // not judged because of the page faults of each call
 };
+// Not judged where, at those sizes, the ranks page-faulted in at least kAllocatorBoundShare of a
+// call's bytes on every call (ResultRecord::fault_bytes): the allocator bounds such a library.
+inline constexpr double kAllocatorBoundShare = 0.125;
 LargeMessageEfficiency large_message_efficiency(const std::vector<const ResultRecord*>& records);
 
 // "allreduce: 0.82 of the 450 GB/s NVLink roof (NVLink4 x18 via NVSwitch)", or why not judged.

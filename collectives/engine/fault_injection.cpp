@@ -20,6 +20,10 @@ const TestFault& test_fault() {
     if (kind == "hang") f.hang_rank = rank;
     if (kind == "corrupt") f.corrupt_rank = rank;
     if (kind == "die") f.die_rank = rank;
+    if (auto second = rest.find(':'); kind == "faults" && second != std::string::npos) {
+      f.faults_rank = rank;
+      f.faults_bytes = std::strtoull(rest.c_str() + second + 1, nullptr, 10);
+    }
     if (auto second = rest.find(':'); kind == "slow" && second != std::string::npos) {
       f.slow_rank = rank;
       f.slow_us = std::atoi(rest.c_str() + second + 1);

@@ -3,9 +3,12 @@
 // kill itself with SIGKILL inside the timed loop as a crashed rank would (die), or sleep US
 // microseconds after every call it issues in the timed loop (slow:R:US, a setting known to be
 // slower for tests of advice; slow:R:US:COLLECTIVE:MIN_BYTES only for that collective where a
-// rank's buffer holds at least MIN_BYTES, for tests of compare). Read once.
+// rank's buffer holds at least MIN_BYTES, for tests of compare), or map, write and unmap BYTES
+// of fresh memory after every call it issues in the timed loop (faults:R:BYTES, as an allocator
+// that maps a library's temporary buffers afresh on each call). Read once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +22,8 @@ struct TestFault {
   int slow_us = 0;
   std::string slow_collective;      // empty: every collective
   std::uint64_t slow_min_bytes = 0;  // count x element size of the call
+  int faults_rank = -1;
+  std::size_t faults_bytes = 0;
 };
 
 const TestFault& test_fault();

@@ -7,8 +7,13 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 #include <thread>
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "collectives/engine/fault_injection.hpp"
 #include "common/units.hpp"
@@ -52,6 +57,15 @@ CollectiveCall Runner::call_for(const Case& c) const {
 
 namespace {
 
+// Bytes this process has page-faulted in so far (minor faults: memory mapped and first touched,
+// no I/O), read around the timed calls only, never inside them.
+double faulted_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  static const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  return static_cast<double>(u.ru_minflt) * page;
+}
+
 // Whether the test-only slow fault applies to this rank's call (all calls, or one collective's
 // from a size on).
 bool slowed(int rank, const CollectiveCall& call) {
@@ -60,6 +74,18 @@ bool slowed(int rank, const CollectiveCall& call) {
   if (f.slow_collective.empty()) return true;
   return name(call.collective) == f.slow_collective &&
          call.count * info(call.dtype).size >= f.slow_min_bytes;
+}
+
+// What the test-only faults add after each timed call: a sleep, and memory mapped afresh,
+// written and unmapped, as an allocator that maps a library's temporary buffers on every call.
+void after_call_fault(int slow_us, std::size_t map_bytes) {
+  if (slow_us) std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
+  if (map_bytes) {
+    void* p = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    std::memset(p, 1, map_bytes);
+    munmap(p, map_bytes);
+  }
 }
 
 }  // namespace
@@ -74,6 +100,9 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // never enters the call
   }
   const int slow_us = slowed(comm.rank(), call) ? test_fault().slow_us : 0;
+  const std::size_t map_bytes =
+      comm.rank() == test_fault().faults_rank ? test_fault().faults_bytes : 0;
+  const bool faulty = slow_us || map_bytes;
   std::unique_ptr<IterationTimer> own;
   if (!timer) {
     own = comm.make_timer();
@@ -86,14 +115,14 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   if (stamp) {
     for (std::uint64_t i = 0; i < n; ++i) {
       comm.issue(call);
-      if (slow_us) std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
+      if (faulty) after_call_fault(slow_us, map_bytes);
       timer->mark();
       watchdog_.progress(++progress_);
     }
   } else {
     for (std::uint64_t i = 0; i < n; ++i) {
       comm.issue(call);
-      if (slow_us) std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
+      if (faulty) after_call_fault(slow_us, map_bytes);
       watchdog_.progress(++progress_);
     }
   }
@@ -230,6 +259,7 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
     }
   };
   control_.barrier();
+  const double faulted_before = faulted_bytes();
   if (options_.iters) {
     m.iters = *options_.iters;
     timed(m.iters);
@@ -257,6 +287,9 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
       next = clamp_batch(want);
     }
   }
+  const double issued = static_cast<double>(m.iters) * (apart ? 2 : 1);
+  double faulted = issued > 0 ? (faulted_bytes() - faulted_before) / issued : 0.0;
+  control_.max(&faulted, 1);
   // Every rank's mean (time_us is the slowest's), and per-iteration samples as the max over
   // ranks.
   // With a graph of several calls per timed issue (NCCL's --cuda-graph), figures are per call.
@@ -264,7 +297,9 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   if (calls > 1) {
     for (double& s : samples) s /= static_cast<double>(calls);
     m.iters *= calls;
+    faulted /= static_cast<double>(calls);
   }
+  m.fault_bytes = faulted;
   const double mine_us = m.iters ? elapsed / static_cast<double>(m.iters) : 0.0;
   const std::vector<double> per_rank = gather_times(mine_us, control_);
   control_.max(samples.data(), samples.size());
@@ -312,6 +347,7 @@ ResultRecord make_record(const Backend& backend, const Case& c, const Measuremen
   }
   r.wrong = m.wrong;
   r.rank_time = m.rank_time;
+  r.fault_bytes = m.fault_bytes;
   return r;
 }
 

@@ -32,6 +32,8 @@ struct Measurement {
   SampleStats stats;   // of per-iteration samples, each the max over ranks
   std::optional<std::uint64_t> wrong;
   RankTimes rank_time;  // each rank's mean per iteration; its max is time_us
+  // Bytes page-faulted in per timed call, the most of any rank (ResultRecord::fault_bytes).
+  std::optional<double> fault_bytes;
 };
 
 class Runner {

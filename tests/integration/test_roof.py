@@ -58,6 +58,10 @@ def test_expect_auto_passes_a_normal_run_and_fails_a_slowed_one():
     assert p.returncode == 0, (p.stdout, p.stderr)
     assert "allgather: " in p.stdout and "host memory roof" in p.stdout, p.stdout
     assert open(junit).read().count("<testcase") == 2
+    # Measured on every row; these libraries fault in far less than 1/8 of a call's bytes.
+    rows = json.load(open(good))["results"]
+    assert all(r["fault_bytes"] is not None and r["fault_bytes"] < r["bytes"] / 8
+               for r in rows), rows
     # Rank 1 sleeps 1 s after each call: the median of the 4-16 MiB cases (8 MiB) then reaches at
     # most 0.0084 GB/s busbw, under 0.01 of any host-memory roof above 0.84 GB/s (this VM's lowest
     # measured was 1.5 GB/s).
@@ -100,6 +104,25 @@ def test_reduce_scatter_with_an_allocator_that_keeps_memory_passes_and_a_slowed_
     assert "reduce_scatter (mpi/default) efficiency" in p.stderr.splitlines()[0], p.stderr
 
 
+def test_a_collective_that_faults_its_buffers_in_on_each_call_is_not_judged_and_says_why():
+    # Rank 1 maps, writes and unmaps 4 MiB after each call (as an allocator that maps a library's
+    # buffers afresh): at least 1/4 of every call's bytes at 4-16 MiB, above the 1/8 from which
+    # the allocator, not the memory, bounds the collective.
+    tmp = tempdir()
+    faulting = os.path.join(tmp, "faulting.json")
+    run(["run"] + LARGE + ["--output", faulting, "--format", "csv", "-n", "2", "-w", "1"],
+        env=dict(cache_env(tmp), COMMBENCH_TEST_FAULT="faults:1:4194304"), check=0)
+    rows = json.load(open(faulting))["results"]
+    assert rows and all(r["fault_bytes"] >= 4 << 20 for r in rows), rows
+    p = run(["check", "--expect", "auto", faulting], check=0)
+    for collective in ("allgather", "broadcast"):
+        line = next((l for l in (p.stdout + p.stderr).splitlines()
+                     if f"{collective}: not judged: " in l), None)
+        assert line and " of the " in line and "page-faulted 4 MiB per call at " in line, (
+            p.stdout, p.stderr)
+    assert p.returncode != 5, (p.returncode, p.stdout, p.stderr)
+
+
 def test_expect_auto_does_not_judge_an_unknown_roof():
     tmp = tempdir()
     path = os.path.join(tmp, "r.csv")
@@ -135,5 +158,6 @@ if __name__ == "__main__":
     main([test_rows_carry_roof_efficiency_and_basis_in_every_format,
           test_expect_auto_passes_a_normal_run_and_fails_a_slowed_one,
           test_reduce_scatter_with_an_allocator_that_keeps_memory_passes_and_a_slowed_one_fails,
+          test_a_collective_that_faults_its_buffers_in_on_each_call_is_not_judged_and_says_why,
           test_expect_auto_does_not_judge_an_unknown_roof,
           test_bad_roof_and_expect_flags_are_usage_errors])

@@ -14,11 +14,10 @@ namespace {
 
 // The contract's columns (CSV header, JSON keys), in order: the later ones at the end.
 const std::vector<std::string> kContractColumns = {
-    "backend",   "library",    "algorithm",  "collective", "dtype",  "op",
-    "placement", "root",       "nranks",     "nnodes",     "bytes",  "count",
-    "iters",     "time_us",    "min_us",     "p50_us",     "p99_us", "max_us",
-    "cv",        "algbw_GBps", "busbw_GBps", "wrong",      "env",    "outliers",
-    "roof_GBps", "efficiency", "roof_basis"};
+    "backend", "library", "algorithm", "collective", "dtype",      "op",         "placement",
+    "root",    "nranks",  "nnodes",    "bytes",      "count",      "iters",      "time_us",
+    "min_us",  "p50_us",  "p99_us",    "max_us",     "cv",         "algbw_GBps", "busbw_GBps",
+    "wrong",   "env",     "outliers",  "roof_GBps",  "efficiency", "roof_basis", "fault_bytes"};
 
 // Every stored member set, each to a value that differs from its default and from the others.
 ResultRecord full_record() {
@@ -49,6 +48,7 @@ ResultRecord full_record() {
   r.roof_GBps = 6.25;
   r.efficiency = 0.375;
   r.roof_basis = "host copy 6.2 GB/s, \"given\"";
+  r.fault_bytes = 2500000;  // six significant digits survive CSV
   return r;
 }
 
@@ -80,6 +80,7 @@ void expect_same_members(const ResultRecord& a, const ResultRecord& b) {
   EXPECT_EQ(a.roof_GBps, b.roof_GBps);
   EXPECT_EQ(a.efficiency, b.efficiency);
   EXPECT_EQ(a.roof_basis, b.roof_basis);
+  EXPECT_EQ(a.fault_bytes, b.fault_bytes);
   EXPECT_EQ(a.repeat, b.repeat);
   ASSERT_EQ(a.repeats.size(), b.repeats.size());
   for (std::size_t i = 0; i < a.repeats.size(); ++i)
@@ -156,7 +157,8 @@ TEST(RecordFields, RepetitionsCarryTheFiguresOfEachLaunch) {
   EXPECT_EQ(keys(j), expected);
   EXPECT_EQ(keys(j["repeats"][1]),
             (std::vector<std::string>{"repeat", "iters", "time_us", "min_us", "p50_us", "p99_us",
-                                      "max_us", "cv", "algbw_GBps", "busbw_GBps", "wrong"}));
+                                      "max_us", "cv", "algbw_GBps", "busbw_GBps", "wrong",
+                                      "fault_bytes"}));
   expect_same_members(nlohmann::json::parse(j.dump()).get<ResultRecord>(), summary);
 }
 
@@ -164,7 +166,11 @@ TEST(RecordFields, RepetitionsCarryTheFiguresOfEachLaunch) {
 TEST(RecordFields, OlderFilesWithoutTheLaterColumnsAreRead) {
   ResultRecord r = full_record();
   std::vector<std::string> fields = record_fields(r);
-  ResultRecord no_roof = r;
+  ResultRecord no_faults = r;
+  no_faults.fault_bytes.reset();
+  fields.pop_back();  // fault_bytes
+  expect_same_members(record_from_fields(fields, "row"), no_faults);
+  ResultRecord no_roof = no_faults;
   no_roof.roof_GBps.reset();
   no_roof.efficiency.reset();
   no_roof.roof_basis.clear();
@@ -191,7 +197,7 @@ TEST(RecordFields, OlderFilesWithoutTheLaterColumnsAreRead) {
 TEST(RecordFields, HeaderOfEveryColumnOrOfAnOlderFileIsAccepted) {
   std::vector<std::string> header = kContractColumns;
   EXPECT_TRUE(result_csv_header(header));
-  for (int later = 0; later < 5; ++later) {  // roof_basis ... env
+  for (int later = 0; later < 6; ++later) {  // fault_bytes ... env
     header.pop_back();
     EXPECT_TRUE(result_csv_header(header));
   }

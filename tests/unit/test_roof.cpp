@@ -277,13 +277,20 @@ TEST(Roof, HealthyPublicFiguresPassAndThirtyPercentLowerFail) {
   }
 }
 
-TEST(Roof, ExpectAutoFailsACollectiveBelowTheThresholdAndNamesIt) {
+// A result file of one host without GPUs or NICs whose memory copies 10 GB/s on one thread and
+// 20 GB/s on all.
+ResultFile host_memory_file() {
   json f = {{"gpus", json::array()},
             {"nics", json::array()},
             {"host_memory", {{"copy_1thread_GBps", 10}, {"copy_all_GBps", 20}}}};
   ResultFile file;
   file.path = "r.json";
   file.meta_json = {{"topology", topology_of(f)}};
+  return file;
+}
+
+TEST(Roof, ExpectAutoFailsACollectiveBelowTheThresholdAndNamesIt) {
+  ResultFile file = host_memory_file();
   for (std::uint64_t b : {16u << 20, 32u << 20, 64u << 20}) {
     file.records.push_back(record("mpi", "allgather", "default", 2, 1, 6, b));
     file.records.push_back(record("mpi", "broadcast", "default", 2, 1, 0.5, b));
@@ -295,6 +302,32 @@ TEST(Roof, ExpectAutoFailsACollectiveBelowTheThresholdAndNamesIt) {
   EXPECT_EQ(items[1].severity, Severity::Error);
   EXPECT_NE(items[1].name.find("broadcast"), std::string::npos);
   EXPECT_NE(items[1].measured.find("broadcast: 0.05 of the 10 GB/s host memory roof"),
+            std::string::npos)
+      << items[1].measured;
+}
+
+// A library that page-faults its buffers in on every call is bound by its allocator: not judged
+// against the memory roof, with the figures; a few faults per call change nothing.
+TEST(Roof, ACollectiveThatPageFaultsItsBuffersEachCallIsNotJudgedAndSaysWhy) {
+  ResultFile file = host_memory_file();
+  for (std::uint64_t b : {4u << 20, 8u << 20, 16u << 20}) {
+    ResultRecord faulting = record("mpi", "reduce_scatter", "default", 2, 1, 0.05, b);
+    faulting.fault_bytes = b == (16u << 20) ? 8 << 20 : 4096;  // half of the call at 16 MiB
+    file.records.push_back(faulting);
+    ResultRecord mapped = record("mpi", "allgather", "default", 2, 1, 0.5, b);
+    mapped.fault_bytes = static_cast<double>(b) * kAllocatorBoundShare * 0.99;
+    file.records.push_back(mapped);
+  }
+  auto items = evaluate_expect_auto({file}, std::nullopt);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].severity, Severity::Warning);
+  EXPECT_FALSE(items[0].passed);
+  EXPECT_NE(items[0].measured.find("not judged: 0.0075 of the 6.67 GB/s host memory roof, but "
+                                   "the ranks page-faulted 8 MiB per call at 16 MiB"),
+            std::string::npos)
+      << items[0].measured;
+  EXPECT_TRUE(items[1].passed);  // judged (just below the share): 0.05 passes the 0.01 default
+  EXPECT_NE(items[1].measured.find("allgather: 0.05 of the 10 GB/s host memory roof"),
             std::string::npos)
       << items[1].measured;
 }
