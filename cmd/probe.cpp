@@ -61,6 +61,12 @@ void register_links(CLI::App* probe, Action& action) {
   l->add_flag("--per-nic", links->per_nic,
               "one tournament per NIC every host has (rails), over TCP from that NIC's address");
   l->add_option("--nics", links->nics, "one tournament per NIC of this list (implies --per-nic)");
+  l->add_option("--transport", links->transport,
+                "per NIC: tcp (from each NIC's address) or nccl (NCCL send/recv, NCCL_IB_HCA one "
+                "HCA per pass; implies --per-nic)");
+  l->add_option("--launch", links->launch,
+                "run outside mpirun/srun: each per-NIC pass as a fresh job under this launcher "
+                "prefix (implies --per-nic)");
   l->callback([links, &action] { action = [links] { return probe_links(*links); }; });
 }
 

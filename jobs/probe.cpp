@@ -7,10 +7,13 @@
 #include "collectives/catalogue/names.hpp"
 #include "collectives/launch/process_start.hpp"
 #include "collectives/launch/start.hpp"
+#include "collectives/backends/nccl/cuda_device.hpp"
+#include "jobs/links_jobs.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "probes/gpu_copy_report.hpp"
 #include "probes/links.hpp"
+#include "probes/links_passes.hpp"
 #include "probes/membw.hpp"
 
 namespace cb {
@@ -51,6 +54,17 @@ std::vector<MemKernel> parse_mem_kernels(const std::string& text) {
   }
   if (out.empty()) usage_error("empty --kernels list: expected read, write, copy, memcpy or all");
   return out;
+}
+
+// The probe's own options, for each pass's job (the transport and NIC are the pass's).
+std::vector<std::string> pass_arguments(const ProbeRequest& rq) {
+  std::vector<std::string> a = {"probe",         "links",         "--repeats",     rq.repeats,
+                                "--window",      rq.window,       "--latency-iters", rq.latency_iters,
+                                "--min-fraction", rq.min_fraction, "--sample-time", rq.sample_time,
+                                "--format",      "json"};
+  if (!rq.size.empty()) a.insert(a.end(), {"--size", rq.size});
+  if (!rq.sample.empty()) a.insert(a.end(), {"--sample", rq.sample});
+  return a;
 }
 
 }  // namespace
@@ -110,8 +124,21 @@ int probe_links(const ProbeRequest& rq) {
   o.per_nic = rq.per_nic;
   o.nics = split_list(rq.nics);
   check_links_options(o);
-  // Checked before the control channel starts: a lone process would become an MPI singleton.
   const LaunchInfo launch = detect_launch();
+  TransportFacts facts;
+  facts.nccl_built = nccl_transport_built();
+  facts.relaunch = !rq.launch.empty();
+  facts.visible_gpus = visible_gpu_count();
+  if (rq.transport == "nccl" && !facts.relaunch) facts.no_gpu_reason = cuda::no_device_reason();
+  o.transport =
+      choose_links_transport(rq.transport, o.per_nic || !o.nics.empty() || facts.relaunch, facts);
+  if (facts.relaunch) {
+    if (launch.kind != LaunchInfo::Kind::Single)
+      usage_error("probe links --launch starts a fresh job per NIC and cannot run under "
+                  "mpirun/srun: run commbench directly");
+    return probe_links_in_jobs(rq, o, pass_arguments(rq));
+  }
+  // Checked before the control channel starts: a lone process would become an MPI singleton.
   check_launch(launch, kLinksTimeoutSeconds);
   check_links_ranks(launch.size);
   std::unique_ptr<Control> control = make_run_control(launch, kLinksTimeoutSeconds);

@@ -24,11 +24,14 @@ struct ProbeRequest {
   std::string sample_time = "0.05";
   bool per_nic = false;
   std::string nics;
+  std::string transport;  // tcp|nccl; empty: chosen (see choose_links_transport)
+  std::string launch;     // a launcher prefix: each per-NIC pass as a fresh job under it
 };
 
 int probe_membw(const ProbeRequest& rq);
 int probe_copy(const ProbeRequest& rq);
-// Under an MPI launcher (or srun, or env://): every rank measures, rank 0 prints.
+// Under an MPI launcher (or srun, or env://): every rank measures, rank 0 prints. With --launch,
+// outside any launcher: one fresh job per NIC or HCA under that prefix, merged.
 int probe_links(const ProbeRequest& rq);
 
 }  // namespace cb

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <ostream>
@@ -16,7 +17,9 @@
 #include "common/schema.hpp"
 #include "common/text_table.hpp"
 #include "common/units.hpp"
+#include "probes/links_hcas.hpp"
 #include "probes/links_nics.hpp"
+#include "probes/links_passes.hpp"
 #include "probes/links_schedule.hpp"
 #include "probes/links_tcp.hpp"
 #include "probes/links_transport.hpp"
@@ -217,12 +220,16 @@ void confirm_pass(Control& control, Pass& pass, const LinksOptions& o, LinksResu
   r.pairs.insert(r.pairs.end(), pairs.begin(), pairs.end());
 }
 
-// The NICs of each per-NIC pass, the same on every rank: each participant's list travels to all.
-std::vector<std::string> rails_of(Control& control, const LinksResult& r, const LinksOptions& o,
+// The NICs (HCAs for NCCL) of each per-NIC pass, the same on every rank: each participant's list
+// travels to all. NICs some host lacks go to r.off_the_rails.
+std::vector<std::string> rails_of(Control& control, LinksResult& r, const LinksOptions& o,
                                   bool participant) {
+  const bool hcas = o.transport == LinksTransport::Nccl;
   std::string mine;
-  if (participant)
-    for (const auto& nic : nics_with_address()) mine += nic + "\n";
+  if (participant) {
+    Sysfs sys;
+    for (const auto& nic : hcas ? active_hcas(sys) : nics_with_address()) mine += nic + "\n";
+  }
   const std::vector<std::string> all = control.allgather(mine);
   std::vector<std::vector<std::string>> per_host;
   std::vector<std::string> hosts;
@@ -234,9 +241,36 @@ std::vector<std::string> rails_of(Control& control, const LinksResult& r, const 
     hosts.push_back(r.hosts[static_cast<std::size_t>(p)]);
   }
   // "lo" may be asked for by name: every host has it (a test of the transport on one machine).
-  if (std::find(o.nics.begin(), o.nics.end(), "lo") != o.nics.end())
+  if (!hcas && std::find(o.nics.begin(), o.nics.end(), "lo") != o.nics.end())
     for (auto& list : per_host) list.push_back("lo");
-  return choose_rails(per_host, hosts, o.nics);
+  const std::vector<std::string> rails =
+      choose_rails(per_host, hosts, o.nics,
+                   hcas ? RailKind{"HCA", "with an active port"} : RailKind{});
+  if (o.nics.empty()) r.off_the_rails = nics_off_the_rails(per_host, hosts, rails);
+  return rails;
+}
+
+// NCCL reads NCCL_IB_HCA once per process (see probes/links_nccl.cpp), so one process measures
+// one HCA: more is a usage error pointing at --launch. The pass's environment is set here,
+// before NCCL starts in this process.
+void pin_nccl_to(const std::vector<std::string>& rails) {
+  if (rails.size() != 1) {
+    std::string list;
+    for (const auto& h : rails) list += (list.empty() ? "" : ",") + h;
+    usage_error("--transport nccl measures one HCA per process (NCCL reads NCCL_IB_HCA once per "
+                "process) and {} are to be measured ({}): run commbench probe links --transport "
+                "nccl --launch 'mpirun ...' outside the launcher (a fresh job per HCA), or give "
+                "--nics with one HCA",
+                rails.size(), list);
+  }
+  for (const auto& [name, value] : pass_environment(LinksTransport::Nccl, rails.front()))
+    ::setenv(name.c_str(), value.c_str(), 1);
+}
+
+// This rank's index among the ranks on its host (which GPU it drives).
+int local_rank_of(const LinksResult& r, int rank) {
+  const auto& hosts = r.hosts;
+  return static_cast<int>(std::count(hosts.begin(), hosts.begin() + rank, hosts[rank]));
 }
 
 }  // namespace
@@ -247,7 +281,10 @@ double links_time_bound(const LinksOptions& o, int rounds, int rails, int confir
          confirmations * kPhases * phase_bound_seconds(limits_of(o, kConfirmSampleFactor));
 }
 
-LinksResult measure_links(const LinksOptions& o, Control& control) {
+LinksResult measure_links(const LinksOptions& asked, Control& control) {
+  LinksOptions o = asked;
+  const bool per_nic = o.per_nic || !o.nics.empty() || o.transport != LinksTransport::Control;
+  if (per_nic && o.transport == LinksTransport::Control) o.transport = LinksTransport::Tcp;
   const int rank = control.rank();
   const int n = control.size();
   check_links_ranks(n);
@@ -255,7 +292,6 @@ LinksResult measure_links(const LinksOptions& o, Control& control) {
   r.nranks = n;
   r.options = o;
   r.hosts = control.allgather(host_name());
-  const bool per_nic = o.per_nic || !o.nics.empty();
 
   // Who takes part: every rank, or the first rank on each host (always, per NIC: a NIC belongs
   // to a host).
@@ -278,6 +314,7 @@ LinksResult measure_links(const LinksOptions& o, Control& control) {
   const bool participant =
       std::find(r.participants.begin(), r.participants.end(), rank) != r.participants.end();
   if (per_nic) r.rails = rails_of(control, r, o, participant);
+  if (o.transport == LinksTransport::Nccl) pin_nccl_to(r.rails);
   // The same schedule on every rank: rank 0 picks the sampling seed.
   std::uint64_t seed =
       rank == 0 ? static_cast<std::uint64_t>(Clock::now().time_since_epoch().count()) : 0;
@@ -290,7 +327,9 @@ LinksResult measure_links(const LinksOptions& o, Control& control) {
   const auto t0 = Clock::now();
   std::vector<Pass> passes;
   if (!per_nic) passes.push_back({control_transport(control), std::nullopt, std::nullopt, {}});
-  for (std::size_t k = 0; k < r.rails.size(); ++k) {
+  if (o.transport == LinksTransport::Nccl)
+    passes.push_back({nccl_transport(control, local_rank_of(r, rank)), r.rails.front(), 0, {}});
+  for (std::size_t k = 0; o.transport != LinksTransport::Nccl && k < r.rails.size(); ++k) {
     const std::string& nic = r.rails[k];
     passes.push_back(
         {tcp_transport(control, nic, participant ? nic_address(nic) : std::string(), participant),
@@ -377,8 +416,10 @@ nlohmann::json links_to_json(const LinksResult& r) {
                          {"min_fraction", r.options.min_fraction},
                          {"sample_time", r.options.sample_time},
                          {"time_bound_seconds", time_bound(r)},
-                         {"transport", r.rails.empty() ? "control" : "tcp"},
-                         {"rails", r.rails}};
+                         {"transport", transport_name(r.options.transport)},
+                         {"fresh_processes", r.fresh_processes},
+                         {"rails", r.rails},
+                         {"off_the_rails", r.off_the_rails}};
   return {{"schema", kLinksSchema},
           {"meta", meta},
           {"pairs", pairs},
@@ -404,6 +445,14 @@ void print_links(const LinksResult& r, std::ostream& out) {
       r.rounds, r.rounds == 1 ? "" : "s", r.confirmations, r.confirmations == 1 ? "" : "s",
       r.seconds, time_bound(r));
   const bool rails = !r.rails.empty();
+  if (!r.off_the_rails.empty()) {
+    std::string list;
+    for (const auto& x : r.off_the_rails) list += (list.empty() ? "" : ", ") + x;
+    out << fmt::format("  not on every host, so not measured: {}\n", list);
+  }
+  if (r.fresh_processes)
+    out << fmt::format("  each of the {} passes ran as a fresh job (its own rank processes)\n",
+                       r.rails.size());
   TextTable h;
   if (rails) {
     h.set_header({"host", "NIC", "median GB/s", "min GB/s", "median latency us"});
@@ -426,7 +475,10 @@ void print_links(const LinksResult& r, std::ostream& out) {
       "acknowledged / time, the best; latency: half an 8-byte round trip, median of up to {} "
       "round trips{})\n",
       r.options.repeats, r.options.window, format_size(r.options.bytes), r.options.sample_time,
-      r.options.repeats * r.options.latency_iters, rails ? "; TCP from each NIC's address" : "");
+      r.options.repeats * r.options.latency_iters,
+      !rails                                           ? ""
+      : r.options.transport == LinksTransport::Nccl ? "; NCCL send/recv, NCCL_IB_HCA one HCA"
+                                                       : "; TCP from each NIC's address");
   TextTable t;
   std::vector<std::string> header = {"src", "dst", "src host", "dst host", "GB/s", "latency us"};
   if (rails) header.insert(header.begin() + 4, "NIC");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectives/backends/backend.hpp"
+#include "probes/links_transport.hpp"
 #include "report/links_verdict.hpp"
 
 namespace cb {
@@ -30,6 +31,8 @@ struct LinksOptions {
   double sample_time = 0.05;         // seconds: the most one sample sends for
   bool per_nic = false;              // one tournament per NIC every host has (a rail)
   std::vector<std::string> nics;     // or per NIC of this list
+  // Per NIC: TCP from each NIC's address, or NCCL send/recv pinned to one HCA (one per process).
+  LinksTransport transport = LinksTransport::Control;
 };
 
 struct LinksResult {
@@ -41,6 +44,8 @@ struct LinksResult {
   double seconds = 0;              // wall time of the schedule
   int confirmations = 0;           // rank pairs measured again to confirm stragglers
   std::vector<std::string> rails;  // per-NIC passes: the NIC of each, in order (rail 0, 1, ...)
+  std::vector<std::string> off_the_rails;  // "h3 mlx5_8": NICs not on every host, not measured
+  bool fresh_processes = false;            // each pass ran as its own job (--launch)
   LinksOptions options;
   std::vector<LinkSample> pairs;  // every ordered pair measured
   LinksVerdict verdict;

@@ -55,32 +55,21 @@ class ControlTransport : public PairTransport {
   // One sample at the sender: batches of messages, each answered with a one-byte
   // acknowledgement, until bytes x window are acknowledged or the time is up. GB/s.
   double send_sample(int dst, const SampleLimits& l) {
-    const std::uint64_t total = l.bytes * static_cast<std::uint64_t>(l.window);
-    const auto t0 = Clock::now();
-    std::uint64_t acked = 0, batch = std::min(kFirstBatch, total);
+    SampleBatches sample(l);
     char ack = 0;
-    while (acked < total && seconds_since(t0) < l.seconds) {
-      const std::uint64_t left = total - acked;
-      const std::uint64_t size = std::min({l.bytes, batch, left});
-      const std::uint64_t count = std::clamp<std::uint64_t>(std::min(batch, left) / size, 1,
-                                                            static_cast<std::uint64_t>(l.window));
-      BatchHeader h{static_cast<std::uint32_t>(count), static_cast<std::uint32_t>(size)};
+    while (sample.more()) {
+      const SampleBatches::Batch b = sample.next();
+      BatchHeader h{static_cast<std::uint32_t>(b.count), static_cast<std::uint32_t>(b.bytes)};
       const auto b0 = Clock::now();
       control_.send(dst, &h, sizeof h);
-      control_.send(dst, buf_.data(), size, static_cast<int>(count));
+      control_.send(dst, buf_.data(), b.bytes, static_cast<int>(b.count));
       control_.recv(dst, &ack, 1);
-      const double took = seconds_since(b0);
-      const std::uint64_t moved = size * count;
-      acked += moved;
-      const double rate = moved / std::max(took, 1e-9);
-      batch = static_cast<std::uint64_t>(std::clamp(rate * l.seconds * kBatchShare,
-                                                    static_cast<double>(kFirstBatch),
-                                                    kMostGrowth * static_cast<double>(moved)));
+      sample.acknowledged(b, seconds_since(b0));
     }
-    const double took = seconds_since(t0);
+    const double figure = sample.GBps();
     BatchHeader end;
     control_.send(dst, &end, sizeof end);
-    return static_cast<double>(acked) / std::max(took, 1e-9) / 1e9;
+    return figure;
   }
 
   void receive_sample(int src) {
@@ -125,6 +114,49 @@ class ControlTransport : public PairTransport {
 };
 
 }  // namespace
+
+SampleBatches::SampleBatches(const SampleLimits& l)
+    : l_(l),
+      total_(l.bytes * static_cast<std::uint64_t>(l.window)),
+      batch_(std::min(kFirstBatch, total_)),
+      t0_(Clock::now()) {}
+
+bool SampleBatches::more() const {
+  return acked_ < total_ && seconds_since(t0_) < l_.seconds;
+}
+
+SampleBatches::Batch SampleBatches::next() const {
+  const std::uint64_t left = total_ - acked_;
+  const std::uint64_t size = std::min({l_.bytes, batch_, left});
+  const std::uint64_t count = std::clamp<std::uint64_t>(std::min(batch_, left) / size, 1,
+                                                        static_cast<std::uint64_t>(l_.window));
+  return {size, count};
+}
+
+void SampleBatches::acknowledged(const Batch& b, double took) {
+  const std::uint64_t moved = b.bytes * b.count;
+  acked_ += moved;
+  const double rate = moved / std::max(took, 1e-9);
+  batch_ = static_cast<std::uint64_t>(std::clamp(rate * l_.seconds * kBatchShare,
+                                                 static_cast<double>(kFirstBatch),
+                                                 kMostGrowth * static_cast<double>(moved)));
+}
+
+double SampleBatches::GBps() const {
+  return static_cast<double>(acked_) / std::max(seconds_since(t0_), 1e-9) / 1e9;
+}
+
+const char* transport_name(LinksTransport t) {
+  switch (t) {
+    case LinksTransport::Tcp:
+      return "tcp";
+    case LinksTransport::Nccl:
+      return "nccl";
+    case LinksTransport::Control:
+      break;
+  }
+  return "control";
+}
 
 double phase_bound_seconds(const SampleLimits& l) {
   return (1 + l.samples) * l.seconds;

@@ -49,7 +49,7 @@ std::string nic_address(const std::string& nic) {
 
 std::vector<std::string> choose_rails(const std::vector<std::vector<std::string>>& per_host,
                                       const std::vector<std::string>& hosts,
-                                      const std::vector<std::string>& wanted) {
+                                      const std::vector<std::string>& wanted, RailKind kind) {
   auto has = [](const std::vector<std::string>& v, const std::string& x) {
     return std::find(v.begin(), v.end(), x) != v.end();
   };
@@ -59,8 +59,8 @@ std::vector<std::string> choose_rails(const std::vector<std::vector<std::string>
         if (has(per_host[i], nic)) continue;
         std::string theirs;
         for (const auto& n : per_host[i]) theirs += (theirs.empty() ? "" : ", ") + n;
-        usage_error("--nics: host {} has no NIC '{}' with an IPv4 address (it has: {})", hosts[i],
-                    nic, theirs.empty() ? "none" : theirs);
+        usage_error("--nics: host {} has no {} '{}' {} (it has: {})", hosts[i], kind.name, nic,
+                    kind.having, theirs.empty() ? "none" : theirs);
       }
     }
     return wanted;
@@ -73,7 +73,18 @@ std::vector<std::string> choose_rails(const std::vector<std::vector<std::string>
       out.push_back(nic);
   }
   if (out.empty())
-    usage_error("--per-nic: no NIC name with an IPv4 address is on every host: give --nics");
+    usage_error("--per-nic: no {} name {} is on every host: give --nics", kind.name, kind.having);
+  return out;
+}
+
+std::vector<std::string> nics_off_the_rails(const std::vector<std::vector<std::string>>& per_host,
+                                            const std::vector<std::string>& hosts,
+                                            const std::vector<std::string>& rails) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < per_host.size() && i < hosts.size(); ++i)
+    for (const auto& nic : per_host[i])
+      if (std::find(rails.begin(), rails.end(), nic) == rails.end())
+        out.push_back(hosts[i] + " " + nic);
   return out;
 }
 

@@ -1,9 +1,10 @@
-// How `probe links` moves one pair's samples: over the run's control channel, or over TCP
-// pinned to one NIC. Every sample is time-bounded: it ends when its bytes are acknowledged or
+// How `probe links` moves one pair's samples: over the run's control channel, over TCP pinned
+// to one NIC, or over NCCL send/recv between GPUs pinned to one HCA. Every sample is time-bounded: it ends when its bytes are acknowledged or
 // when the sample time has passed, whichever comes first, and its figure is the bytes
 // acknowledged by then over the time taken, so a slow link costs at most the sample time.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,6 +13,11 @@
 #include "collectives/backends/backend.hpp"
 
 namespace cb {
+
+// Control: the run's control channel; Tcp: one pass per NIC over TCP from its address; Nccl: one
+// pass per HCA over NCCL send/recv with NCCL_IB_HCA naming that HCA alone.
+enum class LinksTransport { Control, Tcp, Nccl };
+const char* transport_name(LinksTransport t);  // "control", "tcp", "nccl"
 
 struct SampleLimits {
   std::uint64_t bytes = 4ULL << 20;  // per message
@@ -35,10 +41,45 @@ class PairTransport {
   virtual double latency(int me, int a, int b, const SampleLimits& l) = 0;
 };
 
+// One time-bounded sample at the sender over a transport that cannot take back what it was
+// handed: batches sized from the rate so far to take an eighth of the sample time (the first is
+// 64 KiB, each at most 4 times the last), no batch started once the time is up. The figure is
+// the bytes of the acknowledged batches over the time since the sample began.
+class SampleBatches {
+ public:
+  struct Batch {
+    std::uint64_t bytes = 0;  // per message
+    std::uint64_t count = 0;  // messages
+  };
+  explicit SampleBatches(const SampleLimits& l);
+  // Whether another batch starts: bytes x window not yet acknowledged and time left.
+  bool more() const;
+  Batch next() const;
+  // `b` was acknowledged `took` seconds after it started.
+  void acknowledged(const Batch& b, double took);
+  double GBps() const;  // bytes acknowledged / seconds since the sample began, 1 GB = 1e9 bytes
+
+ private:
+  SampleLimits l_;
+  std::uint64_t total_ = 0, acked_ = 0, batch_ = 0;
+  std::chrono::steady_clock::time_point t0_;
+};
+
 // Over the control channel (MPI under a launcher, Gloo over TCP for the local launcher). A
 // message already handed to MPI cannot be taken back, so a sample sends in batches sized from
 // the rate so far to take an eighth of the sample time, and stops starting batches once the
 // time is up: a sample ends within the sample time plus one batch.
 std::unique_ptr<PairTransport> control_transport(Control& control);
+
+// Whether this build has the NCCL transport (it needs CUDA).
+bool nccl_transport_built();
+// Over NCCL send/recv between the ranks' GPUs (each rank's local GPU: `local_rank` among the
+// visible ones), every rank of `control` in one NCCL communicator on NCCL's IB network. NCCL
+// reads NCCL_IB_HCA once per process, so the caller sets it before this is first called.
+// Samples are time-bounded as over the control channel (batches of an eighth of the sample
+// time, each acknowledged by the receiver over NCCL). Every rank calls it together. Throws a
+// runtime Error naming NCCL's reason when the communicator cannot be made; a usage Error in a
+// build without CUDA.
+std::unique_ptr<PairTransport> nccl_transport(Control& control, int local_rank);
 
 }  // namespace cb

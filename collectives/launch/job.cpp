@@ -283,8 +283,12 @@ JobOutcome run_job(const JobSpec& spec) {
   const std::string err = dir.path() + "/stderr";
   std::vector<std::string> program = {own_executable()};
   program.insert(program.end(), spec.args.begin(), spec.args.end());
-  program.insert(program.end(),
-                 {"--output", json, "--output", jsonl, "--format", "csv", "--progress", "never"});
+  if (spec.document) {
+    program.insert(program.end(), {"--output", json});
+  } else {
+    program.insert(program.end(),
+                   {"--output", json, "--output", jsonl, "--format", "csv", "--progress", "never"});
+  }
   log_job_for_tests(program);
   std::vector<std::string> command = program;
   EnvList env = spec.env;

@@ -4,9 +4,10 @@ eth1 on every host) that tell a bad NIC from a bad host from a bad rail. Wall ti
 (`wall`) for the docs."""
 import json
 import os
+import shlex
 import time
 
-from cbtest import Skip, is_openmpi, main, run, tempdir
+from cbtest import COMMBENCH, Skip, is_openmpi, main, run, tempdir
 from cluster import emulated_cluster
 
 # Both rails' tests ask for a fifth of the median rather than the default 0.8: on a loaded 2-core
@@ -113,6 +114,34 @@ def test_per_nic_names_a_rail_slow_on_every_host():
             ("rail", None, "eth1", 1)], doc["stragglers"]
 
 
+def test_launch_runs_each_nic_as_a_fresh_job():
+    """The per-pass relaunch that NCCL's per-HCA passes need (NCCL reads NCCL_IB_HCA once per
+    process), exercised with TCP: one job of fresh ranks per NIC under the launcher prefix, the
+    passes merged into the rails verdict."""
+    need_openmpi()
+    tmp = tempdir()
+    log = os.path.join(tmp, "jobs.log")
+    with emulated_cluster(4, rails=2) as c:
+        c.script("throttle", c.id, "h2", "100mbit", "eth1")
+        cmd = [COMMBENCH, "probe", "links", "--transport", "tcp", "--nics", "eth0,eth1",
+               "--min-fraction", "0.2", "--format", "json", "--launch", shlex.join(c.launcher(1))]
+        p, wall = timed(c, cmd[1:], cmd=cmd, timeout=180, env={"COMMBENCH_TEST_JOB_LOG": log})
+        assert p.returncode == 0, (p.returncode, p.stderr)
+        doc = json.loads(p.stdout)
+        assert doc["meta"]["fresh_processes"] is True and doc["meta"]["rails"] == ["eth0", "eth1"]
+        assert doc["meta"]["transport"] == "tcp", doc["meta"]
+        assert {(q["nic"], q["rail"]) for q in doc["pairs"]} == {("eth0", 0), ("eth1", 1)}
+        bw = [s for s in bandwidth(doc) if s["component"] != "link"]
+        assert [(s["component"], s["host"], s["nic"], s["rail"]) for s in bw] == [
+            ("nic", "h2", "eth1", 1)], doc["stragglers"]
+    jobs = [json.loads(line) for line in open(log)]
+    # One job per NIC, each naming only its own NIC.
+    assert len(jobs) == 2, jobs
+    for job, nic in zip(jobs, ["eth0", "eth1"]):
+        at = job.index("--nics")
+        assert job[at + 1] == nic and job.count("--nics") == 1, job
+
+
 def test_unknown_nic_is_a_usage_error():
     need_openmpi()
     with emulated_cluster(2, rails=2) as c:
@@ -124,4 +153,5 @@ def test_unknown_nic_is_a_usage_error():
 if __name__ == "__main__":
     main([test_defaults_finish_within_a_minute_with_a_host_at_100_mbit,
           test_per_nic_names_one_hosts_nic_and_no_other, test_per_nic_names_a_host_slow_on_both_nics,
-          test_per_nic_names_a_rail_slow_on_every_host, test_unknown_nic_is_a_usage_error])
+          test_per_nic_names_a_rail_slow_on_every_host, test_launch_runs_each_nic_as_a_fresh_job,
+          test_unknown_nic_is_a_usage_error])
