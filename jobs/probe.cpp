@@ -4,13 +4,13 @@
 
 #include <algorithm>
 
+#include "collectives/backends/nccl/cuda_device.hpp"
 #include "collectives/catalogue/names.hpp"
 #include "collectives/launch/process_start.hpp"
 #include "collectives/launch/start.hpp"
-#include "collectives/backends/nccl/cuda_device.hpp"
-#include "jobs/links_jobs.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "jobs/links_jobs.hpp"
 #include "probes/gpu_copy_report.hpp"
 #include "probes/links.hpp"
 #include "probes/links_passes.hpp"
@@ -58,10 +58,11 @@ std::vector<MemKernel> parse_mem_kernels(const std::string& text) {
 
 // The probe's own options, for each pass's job (the transport and NIC are the pass's).
 std::vector<std::string> pass_arguments(const ProbeRequest& rq) {
-  std::vector<std::string> a = {"probe",         "links",         "--repeats",     rq.repeats,
-                                "--window",      rq.window,       "--latency-iters", rq.latency_iters,
-                                "--min-fraction", rq.min_fraction, "--sample-time", rq.sample_time,
-                                "--format",      "json"};
+  std::vector<std::string> a = {
+      "probe",          "links",         "--repeats",       rq.repeats,
+      "--window",       rq.window,       "--latency-iters", rq.latency_iters,
+      "--min-fraction", rq.min_fraction, "--sample-time",   rq.sample_time,
+      "--format",       "json"};
   if (!rq.size.empty()) a.insert(a.end(), {"--size", rq.size});
   if (!rq.sample.empty()) a.insert(a.end(), {"--sample", rq.sample});
   return a;
@@ -134,8 +135,9 @@ int probe_links(const ProbeRequest& rq) {
       choose_links_transport(rq.transport, o.per_nic || !o.nics.empty() || facts.relaunch, facts);
   if (facts.relaunch) {
     if (launch.kind != LaunchInfo::Kind::Single)
-      usage_error("probe links --launch starts a fresh job per NIC and cannot run under "
-                  "mpirun/srun: run commbench directly");
+      usage_error(
+          "probe links --launch starts a fresh job per NIC and cannot run under "
+          "mpirun/srun: run commbench directly");
     return probe_links_in_jobs(rq, o, pass_arguments(rq));
   }
   // Checked before the control channel starts: a lone process would become an MPI singleton.

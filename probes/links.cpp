@@ -243,9 +243,8 @@ std::vector<std::string> rails_of(Control& control, LinksResult& r, const LinksO
   // "lo" may be asked for by name: every host has it (a test of the transport on one machine).
   if (!hcas && std::find(o.nics.begin(), o.nics.end(), "lo") != o.nics.end())
     for (auto& list : per_host) list.push_back("lo");
-  const std::vector<std::string> rails =
-      choose_rails(per_host, hosts, o.nics,
-                   hcas ? RailKind{"HCA", "with an active port"} : RailKind{});
+  const std::vector<std::string> rails = choose_rails(
+      per_host, hosts, o.nics, hcas ? RailKind{"HCA", "with an active port"} : RailKind{});
   if (o.nics.empty()) r.off_the_rails = nics_off_the_rails(per_host, hosts, rails);
   return rails;
 }
@@ -257,11 +256,12 @@ void pin_nccl_to(const std::vector<std::string>& rails) {
   if (rails.size() != 1) {
     std::string list;
     for (const auto& h : rails) list += (list.empty() ? "" : ",") + h;
-    usage_error("--transport nccl measures one HCA per process (NCCL reads NCCL_IB_HCA once per "
-                "process) and {} are to be measured ({}): run commbench probe links --transport "
-                "nccl --launch 'mpirun ...' outside the launcher (a fresh job per HCA), or give "
-                "--nics with one HCA",
-                rails.size(), list);
+    usage_error(
+        "--transport nccl measures one HCA per process (NCCL reads NCCL_IB_HCA once per "
+        "process) and {} are to be measured ({}): run commbench probe links --transport "
+        "nccl --launch 'mpirun ...' outside the launcher (a fresh job per HCA), or give "
+        "--nics with one HCA",
+        rails.size(), list);
   }
   for (const auto& [name, value] : pass_environment(LinksTransport::Nccl, rails.front()))
     ::setenv(name.c_str(), value.c_str(), 1);
@@ -476,9 +476,9 @@ void print_links(const LinksResult& r, std::ostream& out) {
       "round trips{})\n",
       r.options.repeats, r.options.window, format_size(r.options.bytes), r.options.sample_time,
       r.options.repeats * r.options.latency_iters,
-      !rails                                           ? ""
+      !rails                                        ? ""
       : r.options.transport == LinksTransport::Nccl ? "; NCCL send/recv, NCCL_IB_HCA one HCA"
-                                                       : "; TCP from each NIC's address");
+                                                    : "; TCP from each NIC's address");
   TextTable t;
   std::vector<std::string> header = {"src", "dst", "src host", "dst host", "GB/s", "latency us"};
   if (rails) header.insert(header.begin() + 4, "NIC");

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
+#include <exception>
 #include <thread>
 
 #include "collectives/backends/nccl/cuda_check.hpp"
@@ -44,7 +44,8 @@ class NcclTransport : public PairTransport {
  public:
   NcclTransport(Control& control, int local_rank)
       : control_(control), lib_(nccl::load(std::string())) {
-    if (!lib_.fn.Send || !lib_.fn.Recv) runtime_error("NCCL {} has no ncclSend/ncclRecv", lib_.path);
+    if (!lib_.fn.Send || !lib_.fn.Recv)
+      runtime_error("NCCL {} has no ncclSend/ncclRecv", lib_.path);
     device_ = cuda::devices_for(local_rank, 1).front();
     cuda::check(cudaSetDevice(device_), "cudaSetDevice");
     cuda::check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -52,7 +53,8 @@ class NcclTransport : public PairTransport {
     nccl::UniqueId id = nccl::exchange_unique_id(lib_.fn, control_);
     nccl::Config config = nccl::make_config(lib_.code(), true);
     config.netName = "IB";  // the HCA's IB verbs transport, never a silent fall-back to sockets
-    const int rc = lib_.fn.CommInitRankConfig(&comm_, control_.size(), id, control_.rank(), &config);
+    const int rc =
+        lib_.fn.CommInitRankConfig(&comm_, control_.size(), id, control_.rank(), &config);
     if (rc != nccl::kSuccess) {
       comm_ = nullptr;
       runtime_error("NCCL could not make the links communicator on rank {}: {}", control_.rank(),
@@ -61,7 +63,11 @@ class NcclTransport : public PairTransport {
   }
 
   ~NcclTransport() override {
-    if (comm_) (failed_ ? lib_.fn.CommAbort : lib_.fn.CommDestroy)(comm_);
+    // Unwinding (this rank or the control channel failed): a peer may be gone, and finalize
+    // would wait for it, so the communicator is aborted.
+    const bool clean = !failed_ && std::uncaught_exceptions() == 0;
+    if (comm_ && clean) lib_.fn.CommFinalize(comm_);
+    if (comm_) (clean ? lib_.fn.CommDestroy : lib_.fn.CommAbort)(comm_);
     if (buf_) cudaFree(buf_);
     if (small_) cudaFree(small_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -127,9 +133,10 @@ class NcclTransport : public PairTransport {
         ok(async, what);
       if (seconds_since(t0) > kStuckSeconds) {
         failed_ = true;
-        runtime_error("NCCL {} on rank {} did not complete within {:g} s: the peer or the link is "
-                      "gone",
-                      what, control_.rank(), kStuckSeconds);
+        runtime_error(
+            "NCCL {} on rank {} did not complete within {:g} s: the peer or the link is "
+            "gone",
+            what, control_.rank(), kStuckSeconds);
       }
       std::this_thread::yield();
     }

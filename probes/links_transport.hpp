@@ -1,7 +1,8 @@
 // How `probe links` moves one pair's samples: over the run's control channel, over TCP pinned
-// to one NIC, or over NCCL send/recv between GPUs pinned to one HCA. Every sample is time-bounded: it ends when its bytes are acknowledged or
-// when the sample time has passed, whichever comes first, and its figure is the bytes
-// acknowledged by then over the time taken, so a slow link costs at most the sample time.
+// to one NIC, or over NCCL send/recv between GPUs pinned to one HCA. Every sample is time-bounded:
+// it ends when its bytes are acknowledged or when the sample time has passed, whichever comes
+// first, and its figure is the bytes acknowledged by then over the time taken, so a slow link costs
+// at most the sample time.
 #pragma once
 
 #include <chrono>

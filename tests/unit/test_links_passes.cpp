@@ -1,6 +1,7 @@
 // `probe links` per HCA: the HCAs from sysfs, the transport's choice and refusals, one pass per
 // HCA with the environment naming that HCA alone, and the passes' documents merged into the rails
-// verdict (pure logic; the NCCL transport itself needs GPUs: tests/integration/test_links_nccl_gpu.py).
+// verdict (pure logic; the NCCL transport itself needs GPUs:
+// tests/integration/test_links_nccl_gpu.py).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -85,8 +86,8 @@ TEST(LinksTransportChoice, DefaultsAndRefusals) {
 }
 
 TEST(LinksRailsOfHcas, HostsWithDifferentHcaNamesAreSaidSo) {
-  const std::vector<Strings> per_host = {{"mlx5_0", "mlx5_1"}, {"mlx5_0", "mlx5_1", "mlx5_8"},
-                                         {"mlx5_0"}};
+  const std::vector<Strings> per_host = {
+      {"mlx5_0", "mlx5_1"}, {"mlx5_0", "mlx5_1", "mlx5_8"}, {"mlx5_0"}};
   const Strings hosts = {"h1", "h2", "h3"};
   const RailKind hca{"HCA", "with an active port"};
   const Strings rails = choose_rails(per_host, hosts, {}, hca);
