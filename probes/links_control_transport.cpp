@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "common/clock.hpp"
+#include "common/median.hpp"
 #include "probes/links_transport.hpp"
-#include "report/launch_statistics.hpp"  // median_of
 
 namespace cb {
 

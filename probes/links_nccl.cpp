@@ -19,8 +19,8 @@
 #include "collectives/backends/nccl/unique_id.hpp"
 #include "common/clock.hpp"
 #include "common/error.hpp"
+#include "common/median.hpp"
 #include "probes/links_transport.hpp"
-#include "report/launch_statistics.hpp"  // median_of
 
 namespace cb {
 

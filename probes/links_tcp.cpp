@@ -16,7 +16,7 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
-#include "report/launch_statistics.hpp"  // median_of
+#include "common/median.hpp"
 
 namespace cb {
 
