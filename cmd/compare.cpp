@@ -11,6 +11,7 @@
 #include "common/units.hpp"
 #include "report/compare_output.hpp"
 #include "report/report_format.hpp"
+#include "report/result_reader.hpp"
 
 namespace cb {
 
@@ -63,9 +64,13 @@ int execute(const CompareRequest& rq) {
   }
   std::vector<ResultFile> base;
   for (std::size_t i = 0; i + 1 < rq.files.size(); ++i) {
-    for (const auto& path : result_paths(rq.files[i])) base.push_back(read_result_file(path));
+    for (const auto& path : result_paths(rq.files[i])) {
+      base.push_back(read_result_file(path));
+      require_complete(base.back(), "compare");
+    }
   }
   ResultFile next = read_result_file(rq.files.back());
+  require_complete(next, "compare");
   CompareReport report = compare_results(base, next, options);
 
   format.compare(report, std::cout);

@@ -2,6 +2,8 @@
 // once. The formats in report/ implement it; the engine hands its records to it.
 #pragma once
 
+#include <string>
+
 #include "common/record.hpp"
 
 namespace cb {
@@ -15,6 +17,9 @@ class Writer {
   // control measurements); formats that write the meta at the end take it.
   virtual void update_meta(const RunMeta&) {}
   virtual void finish() = 0;
+  // Instead of finish(): the run failed (`exit_code`, `reason`) after the records added so far.
+  // A streamed format marks what it wrote as incomplete; the others write nothing.
+  virtual void abandon(int /*exit_code*/, const std::string& /*reason*/) {}
 };
 
 }  // namespace cb

@@ -20,6 +20,7 @@
 #include "report/check_output.hpp"
 #include "report/links_verdict.hpp"
 #include "report/report_format.hpp"
+#include "report/result_reader.hpp"
 
 namespace cb {
 
@@ -167,7 +168,10 @@ int check(const CheckRequest& rq) {
   std::vector<std::string> result_paths;
   Spec spec = spec_and_results(rq, expect_auto, result_paths);
   std::vector<ResultFile> results;
-  for (const auto& path : result_paths) results.push_back(read_result_file(path));
+  for (const auto& path : result_paths) {
+    results.push_back(read_result_file(path));
+    require_complete(results.back(), "check");
+  }
   nlohmann::json topology;
   std::string topology_source;
   if (!spec.topology.empty()) std::tie(topology, topology_source) = topology_for(rq);

@@ -43,13 +43,39 @@ JobSpec job_spec(const RunRequest& rq) {
 }
 
 // Test-only: with COMMBENCH_TEST_PAUSE_BETWEEN_JOBS=FILE, the sweep creates FILE after each job
-// and waits there for a stop signal (at most 60 s), so that tests can stop it between jobs.
+// and waits there for a stop signal or for FILE to be removed (at most 60 s), so that tests can
+// stop it between jobs or change its surroundings (fill TMPDIR) before the next one.
 void pause_between_jobs_for_tests(const StopSignals& stop) {
   const char* file = std::getenv("COMMBENCH_TEST_PAUSE_BETWEEN_JOBS");
   if (file == nullptr || *file == '\0') return;
   std::ofstream(file) << ::getpid() << "\n";
-  for (int i = 0; i < 6000 && !stop.caught(); ++i) {
+  for (int i = 0; i < 6000 && !stop.caught() && ::access(file, F_OK) == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// The cases a failed job finished: the whole records of its .jsonl (a record cut by the
+// failure is dropped), so that the sweep keeps them as a plain run does.
+std::vector<ResultRecord> finished_records(const std::string& jsonl, const std::string& label) {
+  const std::size_t end = jsonl.rfind('\n');
+  if (end == std::string::npos) return {};
+  try {
+    return parse_result_text(std::string_view(jsonl).substr(0, end + 1), label + ".jsonl").records;
+  } catch (const Error&) {
+    return {};  // unreadable: the failure's own line says what went wrong
+  }
+}
+
+// A job that could not even start (its temporary directory cannot be written, fork failed)
+// fails like one that started: the sweep marks what it kept and names the cause.
+JobOutcome run_job_or_failure(const JobSpec& spec) {
+  try {
+    return run_job(spec);
+  } catch (const Error& e) {
+    JobOutcome out;
+    out.exit_code = exit_code(e.kind());
+    out.message = e.what();
+    return out;
   }
 }
 
@@ -115,13 +141,24 @@ GroupOutcome JobSweep::run(
       const std::uint64_t seed = std::random_device{}() | 1u;
       launch.env.emplace_back("COMMBENCH_CASE_ORDER_SEED", std::to_string(seed));
     }
-    JobOutcome job = run_job(launch);
+    JobOutcome job = run_job_or_failure(launch);
     progress_.clear();
     print_diagnostics(job, said_);
     out.exit_code = job.exit_code;
     out.message = job.message;
-    if ((out.interrupted = job.interrupted)) return out;
-    if (job.exit_code != 0 && (job.exit_code != 3 || job.document.empty())) return out;
+    if (job.exit_code != 0 && out.message.empty()) {
+      out.message =
+          fmt::format("the job ended with exit {} and said nothing on stderr", job.exit_code);
+    }
+    out.interrupted = job.interrupted;
+    if (job.exit_code != 0 && (job.exit_code != 3 || job.document.empty())) {
+      for (auto& rec : finished_records(job.records, group.label)) {
+        rec.env = group.env_tag;
+        if (repeats_ > 1) rec.repeat = group.first_repeat + j;
+        out.records.push_back(std::move(rec));
+      }
+      return out;
+    }
     ResultFile f = parse_result_text(job.document, fmt::format("{}.json", group.label));
     if (check_meta) out.rejected = check_meta(f.meta);
     if (!out.rejected.empty()) return out;
@@ -147,6 +184,10 @@ void JobSweep::keep(const std::vector<ResultRecord>& records, const std::optiona
     for (auto& w : streams_) w->add(r);
     kept_.push_back(r);
   }
+}
+
+void JobSweep::abandon(int exit_code, const std::string& reason) {
+  for (auto& w : streams_) w->abandon(exit_code, reason);
 }
 
 std::vector<ResultRecord> JobSweep::finish(bool completed,

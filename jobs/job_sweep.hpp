@@ -41,7 +41,8 @@ struct JobGroup {
 };
 
 struct GroupOutcome {
-  std::vector<ResultRecord> records;  // tagged; of the jobs that ended with a document
+  std::vector<ResultRecord> records;  // tagged; of the jobs that ended with a document, and the
+                                      // cases a failed job finished
   std::optional<RunMeta> meta;        // the first job's
   std::vector<LaunchControl> launches;  // every job's control measurements, tagged like records
   int exit_code = 0;                  // the first failed job's (then the group stopped)
@@ -66,6 +67,10 @@ class JobSweep {
                        {});
   // Keeps records (streamed now, summarised at the end) and, first of all, a meta.
   void keep(const std::vector<ResultRecord>& records, const std::optional<RunMeta>& meta = {});
+  // The sweep failed (`exit_code`, `reason`) after the records kept so far: the streams mark
+  // what they wrote as incomplete (a stream that got no record leaves no file); the summaries
+  // are not written, as a failed run writes none.
+  void abandon(int exit_code, const std::string& reason);
   // Every group done (`completed`: not interrupted): the streams end, and the summaries get the
   // first kept meta (adjusted by `adjust`) and the kept records, summarised over repetitions.
   // Returns what the summaries got.

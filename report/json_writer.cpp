@@ -31,6 +31,14 @@ class JsonlWriter : public Writer {
   void begin(const RunMeta&) override {}
   void add(const ResultRecord& r) override { out_ << ordered_json(r).dump() << "\n" << std::flush; }
   void finish() override { out_.flush(); }
+  // A last line that is not a record: readers take the file as incomplete (result_reader.hpp).
+  void abandon(int exit_code, const std::string& reason) override {
+    nlohmann::ordered_json mark;
+    mark[kIncompleteKey] = true;
+    mark["exit_code"] = exit_code;
+    mark["reason"] = reason;
+    out_ << mark.dump() << "\n" << std::flush;
+  }
 
  private:
   std::ostream& out_;

@@ -76,6 +76,20 @@ void read_document(std::string_view text, ResultFile& file) {
   }
 }
 
+// "PLACE: the run that wrote it ended with exit N (REASON)" from an incomplete mark.
+std::string incomplete_mark(const json& j, const std::string& place) {
+  auto code = j.find("exit_code");
+  auto reason = j.find("reason");
+  std::string text = fmt::format("{}: the run that wrote it failed", place);
+  if (code != j.end() && code->is_number_integer()) {
+    text += fmt::format(" with exit {}", code->get<int>());
+  }
+  if (reason != j.end() && reason->is_string() && !reason->get<std::string>().empty()) {
+    text += fmt::format(" ({})", reason->get<std::string>());
+  }
+  return text;
+}
+
 void read_lines(std::string_view text, ResultFile& file) {
   std::istringstream in{std::string(text)};
   std::string line;
@@ -85,6 +99,10 @@ void read_lines(std::string_view text, ResultFile& file) {
     if (blank(line)) continue;
     std::string place = fmt::format("{}:{}", file.path, number);
     json j = parse_json(line, place);
+    if (j.is_object() && j.contains(kIncompleteKey)) {
+      file.incomplete = incomplete_mark(j, place);
+      continue;
+    }
     if (j.is_object() && j.contains("schema")) {
       usage_error("{}: a JSON document where one record per line was expected: {}", place,
                   kAccepted);
@@ -158,6 +176,12 @@ ResultFile read_result_file(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) usage_error("cannot read result file '{}': {}", path, std::strerror(errno));
   return parse_result_text(text.str(), path);
+}
+
+void require_complete(const ResultFile& file, std::string_view what) {
+  if (file.incomplete.empty()) return;
+  usage_error("{}: incomplete results: {}; {} judges only whole runs: rerun it", file.path,
+              file.incomplete, what);
 }
 
 std::vector<std::string> result_paths(const std::string& path) {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <sstream>
+#include <utility>
 
 #include "common/atomic_file.hpp"
 #include "common/checked_write.hpp"
@@ -26,16 +27,17 @@ using StreamFactory = std::function<std::unique_ptr<Writer>(std::ostream&)>;
 
 // Hands a writer's text to a file descriptor as each call completes, checked. The inner writer
 // writes into a buffer, so a record reaches the file whole or, when the write fails part way,
-// is cut back off a regular file: what is there stays valid.
+// is cut back off a regular file: what is there stays valid. Given a path, the file is created
+// with the first text written (or at finish()), so a run that fails before its first record
+// leaves no file, as the files written at the end do.
 class CheckedWriter : public Writer {
  public:
-  CheckedWriter(int fd, std::string name, bool owned, const StreamFactory& make)
-      : fd_(fd), name_(std::move(name)), owned_(owned), inner_(make(buffer_)) {
-    struct stat st {};
-    truncatable_ = owned_ && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
-  }
+  CheckedWriter(int fd, std::string name, const StreamFactory& make)
+      : fd_(fd), name_(std::move(name)), inner_(make(buffer_)) {}
+  CheckedWriter(std::string path, const StreamFactory& make)
+      : path_(std::move(path)), name_(quoted_name(path_)), owned_(true), inner_(make(buffer_)) {}
   ~CheckedWriter() override {
-    if (owned_) ::close(fd_);
+    if (owned_ && fd_ >= 0) ::close(fd_);
   }
   void begin(const RunMeta& meta) override {
     inner_->begin(meta);
@@ -48,19 +50,36 @@ class CheckedWriter : public Writer {
   void update_meta(const RunMeta& meta) override { inner_->update_meta(meta); }
   void finish() override {
     inner_->finish();
+    open_file();
     drain();
-    if (owned_ && ::close(fd_) != 0) {
-      owned_ = false;
-      runtime_error("cannot write {}: {}", name_, std::strerror(errno));
-    }
-    owned_ = false;
+    close_file();
+  }
+  void abandon(int exit_code, const std::string& reason) override {
+    inner_->abandon(exit_code, reason);
+    if (fd_ < 0) return;  // nothing was written: no file to mark
+    drain();
+    close_file();
   }
 
  private:
+  void open_file() {
+    if (fd_ >= 0 || path_.empty()) return;
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd_ < 0) runtime_error("cannot write {}: {}", name_, std::strerror(errno));
+    struct stat st {};
+    truncatable_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+  }
+  void close_file() {
+    if (!owned_ || fd_ < 0) return;
+    const int fd = std::exchange(fd_, -1);
+    owned_ = false;
+    if (::close(fd) != 0) runtime_error("cannot write {}: {}", name_, std::strerror(errno));
+  }
   void drain() {
     std::string text = buffer_.str();
     buffer_.str("");
     if (text.empty()) return;
+    open_file();
     if (fd_ == STDOUT_FILENO) flush_stdout();  // anything printed before stays in order
     try {
       write_all(fd_, text, name_);
@@ -74,9 +93,10 @@ class CheckedWriter : public Writer {
     good_ += static_cast<off_t>(text.size());
   }
 
-  int fd_;
+  int fd_ = -1;
+  std::string path_;  // opened on first use; empty for a descriptor given open
   std::string name_;
-  bool owned_;
+  bool owned_ = false;
   bool truncatable_ = false;
   off_t good_ = 0;
   std::ostringstream buffer_;
@@ -122,6 +142,9 @@ class RoofWriter : public Writer {
   }
   void update_meta(const RunMeta& meta) override { inner_->update_meta(meta); }
   void finish() override { inner_->finish(); }
+  void abandon(int exit_code, const std::string& reason) override {
+    inner_->abandon(exit_code, reason);
+  }
 
  private:
   nlohmann::json topology_;
@@ -154,7 +177,7 @@ std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream
 
 std::unique_ptr<Writer> make_stdout_writer(std::string_view format) {
   return std::make_unique<RoofWriter>(std::make_unique<CheckedWriter>(
-      STDOUT_FILENO, "standard output", false, results_format(format).results));
+      STDOUT_FILENO, "standard output", results_format(format).results));
 }
 
 void check_output_path(const std::string& path) {
@@ -172,11 +195,26 @@ std::unique_ptr<Writer> make_file_writer(const std::string& path) {
   if (!f->streamed) {
     return std::make_unique<RoofWriter>(std::make_unique<AtomicFileWriter>(path, f->results));
   }
-  // JSONL streams to its final name from the start, so a crash keeps the records written.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) usage_error("cannot write '{}': {}", path, std::strerror(errno));
-  return std::make_unique<RoofWriter>(
-      std::make_unique<CheckedWriter>(fd, quoted_name(path), true, f->results));
+  // JSONL streams to its final name from its first record, so a crash keeps the records written.
+  return std::make_unique<RoofWriter>(std::make_unique<CheckedWriter>(path, f->results));
+}
+
+void mark_jsonl_incomplete(const std::string& path, int exit_code, const std::string& reason) {
+  std::ostringstream mark;
+  make_jsonl_writer(mark)->abandon(exit_code, reason);
+  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return;
+  char last = '\n';
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) != 1) {
+    last = '\n';
+  }
+  const std::string text = (last == '\n' ? "" : "\n") + mark.str();
+  try {
+    write_all(fd, text, quoted_name(path));
+  } catch (const Error&) {
+  }
+  ::close(fd);
 }
 
 }  // namespace cb

@@ -24,6 +24,9 @@ const TestFault& test_fault() {
       f.faults_rank = rank;
       f.faults_bytes = std::strtoull(rest.c_str() + second + 1, nullptr, 10);
     }
+    if (auto second = rest.find(':'); kind == "die" && second != std::string::npos) {
+      f.die_after_cases = std::strtoull(rest.c_str() + second + 1, nullptr, 10);
+    }
     if (auto second = rest.find(':'); kind == "slow" && second != std::string::npos) {
       f.slow_rank = rank;
       f.slow_us = std::atoi(rest.c_str() + second + 1);

@@ -1,6 +1,7 @@
 // Test-only fault injection, documented in the README: COMMBENCH_TEST_FAULT=KIND:R makes rank R
 // hang inside the timed loop (hang), corrupt one element of its validated result (corrupt), or
-// kill itself with SIGKILL inside the timed loop as a crashed rank would (die), or sleep US
+// kill itself with SIGKILL inside the timed loop as a crashed rank would (die; die:R:N after
+// the first N cases it measured finished), or sleep US
 // microseconds after every call it issues in the timed loop (slow:R:US, a setting known to be
 // slower for tests of advice; slow:R:US:COLLECTIVE:MIN_BYTES only for that collective where a
 // rank's buffer holds at least MIN_BYTES, for tests of compare), or map, write and unmap BYTES
@@ -18,9 +19,10 @@ struct TestFault {
   int hang_rank = -1;
   int corrupt_rank = -1;
   int die_rank = -1;
+  std::uint64_t die_after_cases = 0;  // the cases rank die_rank finishes first
   int slow_rank = -1;
   int slow_us = 0;
-  std::string slow_collective;      // empty: every collective
+  std::string slow_collective;       // empty: every collective
   std::uint64_t slow_min_bytes = 0;  // count x element size of the call
   int faults_rank = -1;
   std::size_t faults_bytes = 0;

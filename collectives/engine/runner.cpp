@@ -66,6 +66,10 @@ double faulted_bytes() {
   return static_cast<double>(u.ru_minflt) * page;
 }
 
+// The cases this process has begun to measure, for the test-only fault that lets a rank die
+// after its first N cases whatever order they run in.
+std::uint64_t cases_begun = 0;
+
 // Whether the test-only slow fault applies to this rank's call (all calls, or one collective's
 // from a size on).
 bool slowed(int rank, const CollectiveCall& call) {
@@ -95,7 +99,9 @@ void after_call_fault(int slow_us, std::size_t map_bytes) {
 double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
                          IterationTimer* timer, std::vector<double>* samples, bool stamp) {
   watchdog_.rearm();
-  if (comm.rank() == test_fault().die_rank) std::raise(SIGKILL);
+  if (comm.rank() == test_fault().die_rank && cases_begun > test_fault().die_after_cases) {
+    std::raise(SIGKILL);
+  }
   if (comm.rank() == test_fault().hang_rank) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // never enters the call
   }
@@ -224,6 +230,7 @@ std::optional<std::uint64_t> Runner::validate(Communicator& comm, const Case& c,
 }
 
 Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_index) {
+  ++cases_begun;
   CollectiveCall call = call_for(c);
   watchdog_.arm(describe(c));
   {

@@ -279,6 +279,9 @@ void log_job_for_tests(const std::vector<std::string>& program) {
 
 JobOutcome run_job(const JobSpec& spec) {
   TempDir dir;
+  // The job's document, its stderr and its ranks' status go there: a full TMPDIR is named as
+  // such, not lost with the lines that would have said it.
+  dir.check_writable("temporary");
   const std::string json = dir.path() + "/job.json", jsonl = dir.path() + "/job.jsonl";
   const std::string err = dir.path() + "/stderr";
   std::vector<std::string> program = {own_executable()};

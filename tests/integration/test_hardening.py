@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import time
 
-from cbtest import COMMBENCH, SOURCE_DIR, Skip, main, parse_csv, run, tempdir
+from cbtest import COMMBENCH, SOURCE_DIR, Skip, main, mpi_prefix, parse_csv, run, tempdir
 
 QUICK = ["-c", "allreduce", "-e", "64", "--min-time", "0.002"]
 SECRETS = {"UCX_api_key": "k1-value", "GLOO_Token": "t1-value", "COMMBENCH_ApiKey": "a1-value",
@@ -99,11 +99,12 @@ def test_stdout_on_dev_full_fails():
             expect(p, 1, "cannot write standard output", "No space left on device")
 
 
-def small_tmpfs():
+def small_tmpfs(size="8k"):
     if not is_root():
         raise Skip("mounting a small tmpfs needs root")
     d = tempdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", d], capture_output=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", d],
+                       capture_output=True)
     if r.returncode != 0:
         raise Skip(f"cannot mount a tmpfs: {r.stderr.decode().strip()}")
     return d
@@ -147,6 +148,33 @@ def test_full_tmpdir_names_the_rendezvous_directory():
         p = run(["run", "-B", "gloo"] + QUICK, env={"TMPDIR": d})
         expect(p, 1, "cannot write the rendezvous directory", d, "No space left on device")
         assert os.listdir(d) == ["filler"], os.listdir(d)
+    finally:
+        subprocess.run(["umount", d])
+        os.rmdir(d)
+
+
+def fill(directory):
+    with open(os.path.join(directory, "filler"), "wb") as f:
+        try:
+            f.write(b"x" * (4 << 20))
+        except OSError:
+            pass
+
+
+def test_full_tmpdir_under_repeat_and_launch_names_the_temporary_directory():
+    """Each fresh job of a sweep writes its document, stderr and ranks' status in TMPDIR: a full
+    one is named as such before the job starts, not lost with the lines that would say it."""
+    d, out = small_tmpfs(), tempdir()
+    try:
+        fill(d)
+        jsonl = os.path.join(out, "r.jsonl")
+        for extra in (["-B", "gloo", "--repeat", "3"],
+                      ["-B", "mpi", "--launch", " ".join(mpi_prefix(2))]):
+            p = run(["run"] + extra + QUICK + ["--output", jsonl], env={"TMPDIR": d})
+            expect(p, 1, "repetition 1 of ", "cannot write the temporary directory", d,
+                   "No space left on device")
+            assert os.listdir(d) == ["filler"], os.listdir(d)
+            assert os.listdir(out) == [], os.listdir(out)  # nothing was measured
     finally:
         subprocess.run(["umount", d])
         os.rmdir(d)
@@ -458,6 +486,7 @@ if __name__ == "__main__":
           test_stdout_on_dev_full_fails,
           test_full_file_system_keeps_whole_jsonl_records_and_no_partial_files,
           test_full_tmpdir_names_the_rendezvous_directory,
+          test_full_tmpdir_under_repeat_and_launch_names_the_temporary_directory,
           test_no_temporary_files_after_timeout,
           test_no_temporary_files_after_rank_0_dies,
           test_no_temporary_files_after_an_interrupt,

@@ -97,6 +97,70 @@ def test_failed_repetition_maps_exit_and_leaves_no_file():
     assert os.listdir(d) == [], os.listdir(d)
 
 
+def incomplete_jsonl(path):
+    """A .jsonl's records and its incomplete mark (the last line), which must be there."""
+    lines = [json.loads(l) for l in open(path)]
+    assert lines and lines[-1].get("incomplete") is True, lines
+    assert all("incomplete" not in l for l in lines[:-1]), lines
+    return lines[:-1], lines[-1]
+
+
+def assert_judges_refuse(path):
+    """check and compare refuse a file marked incomplete (exit 2), naming it and why."""
+    for args in (["check", "--expect", "auto", path], ["compare", path, path]):
+        p = run(args, check=2)
+        one_error_line(p, path, "incomplete results", "exit 1")
+
+
+def test_failed_repetition_keeps_earlier_repetitions_marked_incomplete():
+    """Repetition 2 of 3 cannot start (TMPDIR became a file while the sweep waited after
+    repetition 1, test hook): the run fails naming it, writes no summary, and its .jsonl keeps
+    repetition 1 and ends with the incomplete mark."""
+    d, tmp = tempdir(), os.path.join(tempdir(), "tmp")
+    os.mkdir(tmp)
+    jsonl, doc = os.path.join(d, "r.jsonl"), os.path.join(d, "r.json")
+    pause = os.path.join(tempdir(), "paused")
+    env = dict(os.environ, TMPDIR=tmp, COMMBENCH_TEST_PAUSE_BETWEEN_JOBS=pause,
+               CUDA_VISIBLE_DEVICES="")
+    p = subprocess.Popen([COMMBENCH, "run", "-B", "gloo", *QUICK, "--repeat", "3", "--output",
+                          jsonl, "--output", doc], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(pause):
+        assert p.poll() is None, p.communicate()[1]
+        assert time.monotonic() < deadline, "the first repetition never ended"
+        time.sleep(0.05)
+    os.rmdir(tmp)
+    open(tmp, "w").close()
+    os.remove(pause)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 1, f"exit {p.returncode}\n{err}"
+    first = err.splitlines()[0]
+    assert first.startswith("commbench: repetition 2 of 3: ") and tmp in first, err
+    records, mark = incomplete_jsonl(jsonl)
+    assert [(r["repeat"], r["bytes"]) for r in records] == [(0, 8), (0, 512), (0, 32768)], records
+    assert mark["exit_code"] == 1 and mark["reason"] == first[len("commbench: "):], mark
+    assert sorted(os.listdir(d)) == ["r.jsonl"], os.listdir(d)  # no summary of part of a run
+    assert_judges_refuse(jsonl)
+
+
+def test_failed_launch_keeps_its_finished_cases_like_a_plain_run():
+    d = tempdir()
+    jsonl, plain = os.path.join(d, "r.jsonl"), os.path.join(d, "plain.jsonl")
+    fault = {"COMMBENCH_TEST_FAULT": "die:1:2"}
+    run(["run", "-B", "mpi", "-N", "2", *QUICK, "--output", plain], env=fault, check=1)
+    p = run(["run", "-B", "mpi", *QUICK, "--launch", " ".join(mpi_prefix(2)), "--output", jsonl],
+            env=fault, check=1)
+    assert p.stderr.startswith("commbench: ") and "rank 1" in p.stderr.splitlines()[0], p.stderr
+    records, mark = incomplete_jsonl(jsonl)
+    kept, plain_mark = incomplete_jsonl(plain)
+    assert plain_mark["exit_code"] == 1, plain_mark
+    assert len(records) == len(kept) == 2, (records, kept)
+    assert all(r["nranks"] == 2 and "repeat" not in r for r in records), records
+    assert mark["exit_code"] == 1 and "rank 1" in mark["reason"], mark
+    assert_judges_refuse(jsonl)
+
+
 def test_validation_failure_in_a_repetition_is_exit_3_with_results():
     d = tempdir()
     out = os.path.join(d, "r.json")
@@ -264,6 +328,8 @@ if __name__ == "__main__":
           test_repeat_under_a_launcher_is_refused,
           test_unknown_launcher_is_a_usage_error,
           test_failed_repetition_maps_exit_and_leaves_no_file,
+          test_failed_repetition_keeps_earlier_repetitions_marked_incomplete,
+          test_failed_launch_keeps_its_finished_cases_like_a_plain_run,
           test_validation_failure_in_a_repetition_is_exit_3_with_results,
           test_launch_prefix_runs_each_repetition_under_mpirun,
           test_secret_in_launch_prefix_reaches_no_output,

@@ -48,6 +48,41 @@ TEST(ResultReader, OnlyJsonDocumentsCarryMeta) {
   EXPECT_FALSE(read_result_file(result_fixture("base.jsonl")).meta);
 }
 
+// A .jsonl whose run failed part way keeps its records and says where and why it stopped;
+// check and compare refuse it, naming the file, the line of the mark, the exit code and why.
+TEST(ResultReader, IncompleteJsonlKeepsItsRecordsAndIsRefusedByJudges) {
+  ResultFile whole = read_result_file(result_fixture("base.jsonl"));
+  EXPECT_EQ(whole.incomplete, "");
+  EXPECT_NO_THROW(require_complete(whole, "check"));
+
+  ResultFile part = read_result_file(result_fixture("incomplete.jsonl"));
+  EXPECT_EQ(part.records.size(), 3u);
+  EXPECT_NE(part.incomplete.find("incomplete.jsonl:4"), std::string::npos) << part.incomplete;
+  EXPECT_NE(part.incomplete.find("with exit 1"), std::string::npos) << part.incomplete;
+  try {
+    require_complete(part, "check");
+    FAIL() << "an incomplete file passed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("incomplete results"), std::string::npos) << what;
+    EXPECT_NE(what.find("repetition 2 of 3: rank 1 was killed by signal 9"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("check judges only whole runs"), std::string::npos) << what;
+  }
+}
+
+// The mark written by the JSONL writer is the one the reader takes, wherever it stands.
+TEST(ResultReader, ReadsTheMarkTheJsonlWriterWrites) {
+  std::ostringstream out;
+  auto w = make_jsonl_writer(out);
+  w->begin(RunMeta{});
+  w->abandon(4, "timed out");
+  ResultFile f = parse_result_text(out.str(), "r.jsonl");
+  EXPECT_TRUE(f.records.empty());
+  EXPECT_EQ(f.incomplete, "r.jsonl:1: the run that wrote it failed with exit 4 (timed out)");
+}
+
 // Each bad input is a usage error (exit 2) whose one line names the file and the problem.
 struct BadInput {
   const char* file;

@@ -316,14 +316,68 @@ TEST(FileWriter, JsonlRecordsReachTheFileBeforeFinish) {
   EXPECT_EQ(lines_on_disk(), 2);
 }
 
+// A .jsonl appears with its first record: a run that fails before one leaves no file (as it
+// leaves no .json), a whole run with none an empty one, and a run that fails after some ends
+// with the mark that readers take as incomplete.
+TEST(FileWriter, JsonlAppearsWithItsFirstRecordAndIsMarkedWhenAbandoned) {
+  TempDir dir;
+  const std::string none = dir / "none.jsonl", empty = dir / "empty.jsonl",
+                    part = dir / "part.jsonl";
+  {
+    auto w = make_file_writer(none);
+    w->begin(sample_meta());
+    w->abandon(1, "rank 1 was killed by signal 9");
+  }
+  EXPECT_FALSE(std::filesystem::exists(none));
+  {
+    auto w = make_file_writer(empty);
+    w->begin(sample_meta());
+    EXPECT_FALSE(std::filesystem::exists(empty));
+    w->finish();
+  }
+  ASSERT_TRUE(std::filesystem::exists(empty));
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+  {
+    auto w = make_file_writer(part);
+    w->begin(sample_meta());
+    w->add(sample_record());
+    w->abandon(4, "repetition 2 of 3: timed out");
+  }
+  std::ifstream in(part);
+  std::string record, mark, more;
+  ASSERT_TRUE(std::getline(in, record) && std::getline(in, mark));
+  EXPECT_FALSE(std::getline(in, more));
+  expect_same(nlohmann::json::parse(record).get<ResultRecord>(), sample_record());
+  EXPECT_EQ(
+      nlohmann::json::parse(mark),
+      (nlohmann::json{
+          {"incomplete", true}, {"exit_code", 4}, {"reason", "repetition 2 of 3: timed out"}}));
+}
+
+// Formats written at the end write nothing when abandoned.
+TEST(FileWriter, AbandonedDocumentsLeaveNoFile) {
+  TempDir dir;
+  for (const char* name : {"r.json", "r.csv", "r.md"}) {
+    auto w = make_file_writer(dir / name);
+    w->begin(sample_meta());
+    w->add(sample_record());
+    w->abandon(1, "failed");
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
 // Only variables that steer communication are recorded, and never one whose name looks like a
 // secret, even where a steering prefix matches it.
 TEST(SteeringEnvironment, KeepsSteeringVariablesAndDropsSecrets) {
   const std::vector<std::pair<std::string, std::string>> vars = {
-      {"NCCL_ALGO", "ring"},         {"NCCL_API_KEY", "hunter2"},
-      {"UCX_AUTH_TOKEN", "hunter3"}, {"OMPI_MCA_SECRET_X", "hunter4"},
-      {"MPICH_PASSWORD", "hunter5"}, {"FI_CREDENTIALS", "hunter6"},
-      {"MALLOC_TRIM_THRESHOLD_", "1073741824"}, {"CB_NOT_STEERING", "nothing"}};
+      {"NCCL_ALGO", "ring"},
+      {"NCCL_API_KEY", "hunter2"},
+      {"UCX_AUTH_TOKEN", "hunter3"},
+      {"OMPI_MCA_SECRET_X", "hunter4"},
+      {"MPICH_PASSWORD", "hunter5"},
+      {"FI_CREDENTIALS", "hunter6"},
+      {"MALLOC_TRIM_THRESHOLD_", "1073741824"},
+      {"CB_NOT_STEERING", "nothing"}};
   for (const auto& [k, v] : vars) ::setenv(k.c_str(), v.c_str(), 1);
   auto env = steering_environment();
   for (const auto& [k, v] : vars) ::unsetenv(k.c_str());

@@ -12,6 +12,7 @@ new-disjoint.json    base's meta with only alltoall records: no record in common
 new-wrong.json       base's records, allreduce 1 KiB with 3 wrong elements
 repeats.jsonl        three runs of allreduce 1 MiB concatenated (median is the 2nd)
 base.csv, base.jsonl base.json's records in the other formats
+incomplete.jsonl     base.jsonl's first three records, then the mark of a run that failed there
 """
 import copy
 import csv
@@ -104,6 +105,11 @@ def main():
     with open("base.jsonl", "w") as f:
         for r in BASE:
             f.write(json.dumps(r) + "\n")
+    with open("incomplete.jsonl", "w") as f:
+        for r in BASE[:3]:
+            f.write(json.dumps(r) + "\n")
+        f.write(json.dumps({"incomplete": True, "exit_code": 1,
+                            "reason": "repetition 2 of 3: rank 1 was killed by signal 9"}) + "\n")
     with open("base.csv", "w", newline="") as f:
         w = csv.writer(f, lineterminator="\r\n")
         w.writerow(COLUMNS)
