@@ -206,13 +206,18 @@ void mark_jsonl_incomplete(const std::string& path, int exit_code, const std::st
   if (fd < 0) return;
   char last = '\n';
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) != 1) {
-    last = '\n';
-  }
-  const std::string text = (last == '\n' ? "" : "\n") + mark.str();
+  if (::fstat(fd, &st) != 0) st.st_size = -1;
+  if (st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) != 1) last = '\n';
+  std::string text(last == '\n' ? 0 : 1, '\n');
+  text += mark.str();
   try {
     write_all(fd, text, quoted_name(path));
   } catch (const Error&) {
+    // A full file system: the records stay whole, without a mark cut part way.
+    if (st.st_size >= 0 && S_ISREG(st.st_mode)) {
+      int ignored = ::ftruncate(fd, st.st_size);
+      (void)ignored;
+    }
   }
   ::close(fd);
 }
