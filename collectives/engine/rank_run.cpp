@@ -2,8 +2,12 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <optional>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "collectives/backends/registry.hpp"
 #include "collectives/catalogue/names.hpp"
@@ -15,6 +19,7 @@
 #include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/start.hpp"
 #include "common/error.hpp"
+#include "common/host_name.hpp"
 #include "common/output_path.hpp"
 #include "common/temp_files.hpp"
 
@@ -103,13 +108,19 @@ void run_session(RankRun& run, Control& control, Watchdog& watchdog,
 // This rank's part of the run, from the watchdog on.
 int run_this_rank(RankRun& run) {
   BackendOptions& bo = run.bo;
-  // Under env:// no parent gathers the ranks' lines: each rank reports its own timeout.
-  Watchdog watchdog(run.s.timeout, bo.launch.rank == 0 || bo.launch.kind == LaunchInfo::Kind::Env);
+  // A parent that gathers the ranks' ends prints the timeout from their status (naming a rank
+  // it saw stopped); without one rank 0 prints it, and under env:// each rank its own.
+  const bool parent = rank_status_wanted();
+  const bool speaker = bo.launch.rank == 0 || bo.launch.kind == LaunchInfo::Kind::Env;
+  Watchdog watchdog(run.s.timeout, speaker && !parent);
+  watchdog.name_rank(fmt::format("rank {}, host {}", bo.launch.rank, host_name()));
   bo.watchdog = &watchdog;
   // A timeout or an interrupt leaves no half-written output behind.
-  watchdog.on_fire([] {
+  watchdog.on_fire([&watchdog, speaker] {
     remove_temp_files();
-    record_rank_code(4);  // the watchdog has printed why
+    // Rank 0's line first: the others only waited with it, unless rank 0 cannot speak.
+    if (!speaker) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    record_rank_exit(4, watchdog.fired_line());
   });
   end_rank_cleanly_on_signals();
   watchdog.arm("start-up (control channel rendezvous)");
@@ -127,10 +138,10 @@ int run_this_rank(RankRun& run) {
     plans = plan_backends(backends, run.s.sweep, control->rank() == 0);
     const RunHosts hosts = gather_hosts(*control);
     check_host_memory(*control, hosts.ranks_here, backends, plans);
-    const RunMeta meta = assemble_run_meta(
-        *control, hosts, backends,
-        {run.hooks.version, run.hooks.git_commit, bo.launch, run.backend_choice,
-         run.hooks.topology_facts(), run.hooks.summarise_topology});
+    const RunMeta meta =
+        assemble_run_meta(*control, hosts, backends,
+                          {run.hooks.version, run.hooks.git_commit, bo.launch, run.backend_choice,
+                           run.hooks.topology_facts(), run.hooks.summarise_topology});
     run_session(run, *control, watchdog, backends, plans, meta, session);
     return 0;
   } catch (const Error& e) {

@@ -83,10 +83,10 @@ void Watchdog::loop() {
 }
 
 void Watchdog::fire() {
+  fired_line_ = fmt::format("timeout: {} made no progress for {:g} s (--timeout){}{}; aborting",
+                            what_, timeout_, who_.empty() ? "" : " on ", who_);
   if (report_) {
-    std::string line =
-        fmt::format("commbench: timeout: {} made no progress for {:g} s (--timeout); aborting\n",
-                    what_, timeout_);
+    std::string line = "commbench: " + fired_line_ + "\n";
     ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
     (void)ignored;
   }

@@ -34,6 +34,10 @@ class Watchdog {
   void progress(std::uint64_t counter) { progress_.store(counter, std::memory_order_relaxed); }
   void disarm();
   void on_fire(std::function<void()> hook);  // e.g. ncclCommAbort
+  // Who is waiting, for the line ("rank 1, host h1"); set before arming.
+  void name_rank(std::string who) { who_ = std::move(who); }
+  // The line the watchdog fired with (without "commbench: "), for the hooks to record.
+  const std::string& fired_line() const { return fired_line_; }
   double timeout_seconds() const { return timeout_; }
   // How often the thread has woken up (deadlines reached, spurious wake-ups): for tests.
   std::uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
@@ -57,6 +61,8 @@ class Watchdog {
   Clock::time_point deadline_;
   std::uint64_t seen_progress_ = 0;
   std::string what_;
+  std::string who_;
+  std::string fired_line_;
   std::vector<std::function<void()>> hooks_;
   std::thread thread_;
 };

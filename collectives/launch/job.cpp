@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -21,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives/launch/job_guard.hpp"
+#include "collectives/launch/launcher_message.hpp"
 #include "collectives/launch/mpi_relaunch.hpp"
 #include "collectives/launch/rank_exits.hpp"
 #include "collectives/launch/rank_status.hpp"
@@ -47,20 +50,24 @@ bool starts_with(const std::string& s, const char* prefix) {
 
 // The job's stderr: its last error line (the verdict commbench's own main prints when the job
 // ends; ranks' earlier lines are often reactions to it) becomes the message, the rest
-// diagnostics.
-void read_diagnostics(const std::string& text, JobOutcome& out) {
+// diagnostics. Without one, what the launcher or the MPI library said (first_meaningful_message)
+// is the message. Returns whether a rank printed a verdict line.
+bool read_diagnostics(const std::string& text, JobOutcome& out) {
   std::istringstream in(text);
-  std::string line, first_other;
+  std::string line;
   const std::string tag = "commbench: ";
-  std::vector<std::string> lines;
+  std::vector<std::string> lines, others;
   int verdict = -1;
   while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      others.push_back("");  // a blank line ends a help box's paragraph
+      continue;
+    }
     bool ours = starts_with(line, tag.c_str());
     bool remark =
         ours && (starts_with(line, "commbench: note:") || starts_with(line, "commbench: warning:"));
     if (ours && !remark) verdict = static_cast<int>(lines.size());
-    if (!ours && first_other.empty()) first_other = line;
+    if (!ours) others.push_back(line);
     lines.push_back(line);
   }
   for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
@@ -70,7 +77,9 @@ void read_diagnostics(const std::string& text, JobOutcome& out) {
       out.diagnostics.push_back(lines[i]);
     }
   }
-  if (out.exit_code != 0 && out.message.empty() && !first_other.empty()) out.message = first_other;
+  out.launcher_said = first_meaningful_message(others);
+  if (out.exit_code != 0 && out.message.empty()) out.message = out.launcher_said;
+  return verdict >= 0;
 }
 
 [[noreturn]] void exec_child(const std::vector<std::string>& command, const EnvList& env,
@@ -97,11 +106,16 @@ void read_diagnostics(const std::string& text, JobOutcome& out) {
   });
 }
 
-// Waits for the job; a signal to commbench is passed on as SIGTERM, then SIGKILL after 10 s.
-int wait_for(pid_t pid, const StopSignals& signals, int& interrupted) {
+// Waits for the job; a signal to commbench is passed on as SIGTERM, then SIGKILL after 10 s. With
+// a start-up bound (> 0), a job that has not `started()` by then is stopped the same way and
+// `never_started` set.
+int wait_for(pid_t pid, const StopSignals& signals, int& interrupted, double startup_bound_s,
+             const std::function<bool()>& started, bool& never_started) {
   using Clock = std::chrono::steady_clock;
+  const Clock::time_point begin = Clock::now();
   Clock::time_point kill_at{};
   bool forwarded = false, killed = false;
+  bool confirmed = startup_bound_s <= 0;
   int status = 0;
   while (true) {
     if (signals.caught() && !forwarded) {
@@ -110,16 +124,24 @@ int wait_for(pid_t pid, const StopSignals& signals, int& interrupted) {
       forwarded = true;
       kill_at = Clock::now() + std::chrono::seconds(10);
     }
-    pid_t got = ::waitpid(pid, &status, forwarded ? WNOHANG : 0);
+    if (!confirmed && !forwarded) {
+      confirmed = started();
+      if (!confirmed && Clock::now() - begin >= std::chrono::duration<double>(startup_bound_s)) {
+        never_started = true;
+        stop_process_group(pid, SIGTERM);
+        forwarded = true;
+        kill_at = Clock::now() + std::chrono::seconds(10);
+      }
+    }
+    const bool polling = forwarded || !confirmed;
+    pid_t got = ::waitpid(pid, &status, polling ? WNOHANG : 0);
     if (got == pid) return status;
     if (got < 0 && errno != EINTR) return status;
-    if (forwarded) {
-      if (!killed && Clock::now() >= kill_at) {
-        stop_process_group(pid, SIGKILL);
-        killed = true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (forwarded && !killed && Clock::now() >= kill_at) {
+      stop_process_group(pid, SIGKILL);
+      killed = true;
     }
+    if (polling) std::this_thread::sleep_for(std::chrono::milliseconds(forwarded ? 20 : 100));
   }
 }
 
@@ -158,7 +180,9 @@ std::string resolve(const std::string& program) {
 // own mpirun. When one of them failed first (killed, ended without a word, or said why), that
 // is the job's verdict, naming its host when the ranks span several; a peer stopped by the
 // launcher is a consequence, never the verdict.
-void judge_watched_ranks(const std::string& status_dir, RankWatch& watch, JobOutcome& out) {
+// Returns whether the verdict is a rank's own (its code 2-5 or its words).
+bool judge_watched_ranks(const std::string& status_dir, RankWatch& watch, JobOutcome& out,
+                         const std::string& launcher) {
   watch.wait_for_all_ended(std::chrono::seconds(2));
   std::vector<RankExit> exits = read_watched_ranks(status_dir, watch.hosts(), watch.ended());
   bool failed = false;
@@ -166,14 +190,42 @@ void judge_watched_ranks(const std::string& status_dir, RankWatch& watch, JobOut
     const bool ok = !e.unreported && !e.signaled && e.code == 0;
     failed = failed || (!ok && !e.stopped_by_launcher);
   }
-  if (!failed) return;
-  RunVerdict v = judge(exits);
-  if (v.exit_code == 0 || v.message.empty()) return;
+  if (!failed) return false;
+  RunVerdict v = with_launcher_words(judge(exits), launcher, out.launcher_said);
+  v = name_stopped_rank(v, exits, watch.stopped(), watch.hosts());
+  if (v.exit_code == 0 || v.message.empty()) return v.rank_said && v.exit_code != 0;
   out.exit_code = v.exit_code;
   out.message = v.message;
+  return v.rank_said;
+}
+
+// The value of --timeout in a job's arguments (run_arguments always gives it), else 300.
+double timeout_of(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] != "--timeout") continue;
+    try {
+      return std::stod(args[i + 1]);
+    } catch (const std::exception&) {
+      break;
+    }
+  }
+  return 300;
+}
+
+bool has_content(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::file_size(path, ec) > 0 && !ec;
+}
+
+std::string base_name(const std::string& program) {
+  return std::filesystem::path(program).filename().string();
 }
 
 }  // namespace
+
+double launch_startup_bound(double timeout_s) {
+  return timeout_s + std::max(10.0, timeout_s);
+}
 
 std::string own_executable() {
   char exe[4096];
@@ -316,7 +368,12 @@ JobOutcome run_job(const JobSpec& spec) {
   if (pid == 0) exec_child(command, env, err, self);
 
   JobOutcome out;
-  int status = wait_for(pid, signals, out.interrupted);
+  const bool launched = !spec.launch_prefix.empty();
+  const double bound =
+      watch && !watch->path().empty() ? launch_startup_bound(timeout_of(spec.args)) : 0;
+  bool never_started = false;
+  auto started = [&] { return !watch->hosts().empty() || has_content(jsonl); };
+  int status = wait_for(pid, signals, out.interrupted, bound, started, never_started);
   out.seconds = seconds_since(start);
   if (WIFSIGNALED(status)) {
     out.exit_code = 1;
@@ -324,13 +381,41 @@ JobOutcome run_job(const JobSpec& spec) {
     int code = WEXITSTATUS(status);
     out.exit_code = code <= 5 ? code : 1;
   }
-  read_diagnostics(read_text(err), out);
-  if (watch && out.exit_code != 0) judge_watched_ranks(status_dir, *watch, out);
+  bool rank_reported = read_diagnostics(read_text(err), out);
+  const std::string launcher = launched ? base_name(spec.launch_prefix[0]) : "";
+  if (watch && out.exit_code != 0) {
+    rank_reported = judge_watched_ranks(status_dir, *watch, out, launcher) || rank_reported;
+  }
   if (WIFSIGNALED(status) && out.message.empty()) {
     out.message = fmt::format("the job was killed by signal {} ({})", WTERMSIG(status),
                               ::strsignal(WTERMSIG(status)));
   } else if (!WIFSIGNALED(status) && WEXITSTATUS(status) > 5 && out.message.empty()) {
     out.message = fmt::format("the job exited with code {}", WEXITSTATUS(status));
+  }
+  if (launched && !WIFSIGNALED(status)) {
+    // Only the ranks speak for commbench: a launcher's own exit code is never a verdict.
+    const int code = WEXITSTATUS(status);
+    const std::string said = out.launcher_said.empty() ? "" : ": " + out.launcher_said;
+    const int mapped = launcher_job_exit_code(code, rank_reported);
+    if (code >= kExitUsage && code <= kExitRegression && mapped != code) {
+      out.exit_code = mapped;
+      out.message = fmt::format("{} exited with code {} and no rank reported a verdict{}", launcher,
+                                code, said);
+    } else if (code == 0 && !has_content(json)) {
+      out.exit_code = kExitRuntime;
+      out.message =
+          watch && watch->hosts().empty()
+              ? fmt::format("{} ended (exit 0) without starting any rank{}", launcher, said)
+              : fmt::format("{} ended (exit 0) but rank 0 wrote no results{}", launcher, said);
+    }
+  }
+  if (never_started) {
+    out.exit_code = kExitTimeout;
+    out.message = fmt::format(
+        "{} started no rank within {:g} s (--timeout {:g} s plus as long again, at least 10 s, for "
+        "the launcher's start-up); it was stopped with everything it started{}",
+        launcher, bound, timeout_of(spec.args),
+        out.launcher_said.empty() ? "" : ": it said: " + out.launcher_said);
   }
   if (out.interrupted) {
     out.exit_code = 1;

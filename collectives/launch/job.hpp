@@ -30,10 +30,14 @@ struct JobOutcome {
   std::string document;  // the job's JSON result document; empty when it did not finish
   std::string records;   // the job's streamed JSONL records (what finished, even on failure)
   std::vector<std::string> diagnostics;  // the job's other stderr lines (notes, warnings)
-  double seconds = 0;                    // wall time of the job
+  std::string launcher_said;  // what the launcher or MPI library said (first_meaningful_message)
+  double seconds = 0;         // wall time of the job
 };
 
 // Runs one job and waits for it. Throws a runtime Error only when it cannot be started at all.
+// Under a launcher prefix: a launcher that starts no rank within the start-up bound
+// (launch_startup_bound) is stopped with its whole process group (exit 4); one that ends with
+// 0 without starting ranks, or with 2-5 that no rank reported, failed (exit 1, naming it).
 JobOutcome run_job(const JobSpec& spec);
 
 // Splits a launcher prefix into words as a POSIX shell would without expansions: blanks
@@ -57,6 +61,11 @@ void check_launcher_exists(const std::string& program);
 std::vector<std::string> launcher_command(const std::vector<std::string>& prefix, LauncherKind kind,
                                           const EnvList& env,
                                           const std::vector<std::string>& program);
+
+// How long a launcher may take to start its first rank: the run's --timeout (which then bounds
+// each rank's own start-up) plus as long again for the launcher's own (ssh to other hosts,
+// allocation), at least 10 s: 15 s for --timeout 5, 600 s for the default 300.
+double launch_startup_bound(double timeout_s);
 
 // This program's executable path (from /proc/self/exe).
 std::string own_executable();

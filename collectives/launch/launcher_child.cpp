@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "collectives/launch/launcher_message.hpp"
 #include "collectives/launch/stop_signals.hpp"
 #include "common/checked_write.hpp"
 #include "common/error.hpp"
@@ -62,7 +63,7 @@ class StderrLines {
     } else {
       std::string kept = line_;
       while (!kept.empty() && (kept.back() == '\n' || kept.back() == '\r')) kept.pop_back();
-      if (!kept.empty()) chatter_.push_back(kept);
+      chatter_.push_back(kept);  // blank lines too: they end a help message's paragraph
     }
     line_.clear();
   }
@@ -110,6 +111,21 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
   err_pipe.fd[1] = -1;
 
   StderrLines lines(out.chatter, command.pass_stderr);
+  // The launcher's stdout may carry the run's document; hydra's banner about a dead rank is not
+  // part of it.
+  HydraBannerFilter banner;
+  auto pass_stdout = [&](std::string_view data) {
+    if (!out.stdout_error.empty() || data.empty()) return;
+    try {
+      if (command.pass_stdout) {
+        command.pass_stdout(data);
+      } else {
+        write_all(STDOUT_FILENO, data, "standard output");
+      }
+    } catch (const Error& e) {
+      out.stdout_error = e.what();  // keep draining, so that the ranks are not blocked
+    }
+  };
   using Clock = std::chrono::steady_clock;
   Clock::time_point kill_at{};
   bool out_open = true, err_open = true, exited = false;
@@ -163,21 +179,13 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
       }
       if (!is_out) {
         lines.feed(buf, static_cast<std::size_t>(got));
-      } else if (out.stdout_error.empty()) {
-        try {
-          const std::string_view data(buf, static_cast<std::size_t>(got));
-          if (command.pass_stdout) {
-            command.pass_stdout(data);
-          } else {
-            write_all(STDOUT_FILENO, data, "standard output");
-          }
-        } catch (const Error& e) {
-          out.stdout_error = e.what();  // keep draining, so that the ranks are not blocked
-        }
+      } else {
+        pass_stdout(banner.feed(std::string_view(buf, static_cast<std::size_t>(got))));
       }
     }
   }
   lines.finish();
+  pass_stdout(banner.finish());
   if (pidfd >= 0) ::close(pidfd);
   if (!exited) {
     ::waitpid(pid, &out.wait_status, 0);

@@ -27,7 +27,7 @@ struct LauncherCommand {
 struct LauncherOutcome {
   int wait_status = 0;               // as from waitpid
   int stop_signal = 0;               // the signal commbench received and passed on, if any
-  std::vector<std::string> chatter;  // the launcher's own stderr lines, kept back
+  std::vector<std::string> chatter;  // the launcher's own stderr lines (blank ones too), kept back
   std::string stdout_error;          // set when stdout could not be written
 };
 

@@ -15,6 +15,7 @@
 
 #include "collectives/launch/job.hpp"
 #include "collectives/launch/launcher_child.hpp"
+#include "collectives/launch/launcher_message.hpp"
 #include "collectives/launch/local_launcher.hpp"
 #include "collectives/launch/progress_relay.hpp"
 #include "collectives/launch/rank_status.hpp"
@@ -57,8 +58,9 @@ MpiLaunchPlan plan_mpi_launch(const std::string& flavor, const std::string& laun
   MpiLaunchPlan p;
   p.argv.push_back(launcher);
   if (flavor == "Open MPI") {
-    // --quiet: no help messages; commbench reports failures itself.
-    p.argv.insert(p.argv.end(), {"-np", std::to_string(nranks), "--quiet"});
+    // Its help messages are kept back (launcher_child.hpp): when the ranks cannot start, the
+    // cause is in them (first_meaningful_message).
+    p.argv.insert(p.argv.end(), {"-np", std::to_string(nranks)});
     if (nranks > cores) {
       p.argv.insert(p.argv.end(), {"--oversubscribe", "--bind-to", "none"});
     } else {
@@ -151,17 +153,19 @@ int run_mpi_job(const MpiJob& job) {
                        launcher_code, watch.ended());
   if (status != 0 && watch.ended().empty() && !has_status_file(status_dir.path())) {
     // No rank got as far as reporting: the launcher itself failed; what it said explains it.
-    std::string said;
-    for (const auto& l : out.chatter) {
-      if (l.find_first_not_of(" -=*") != std::string::npos) {
-        said = l;
-        break;
-      }
-    }
+    const std::string said = first_meaningful_message(out.chatter);
     fail(ErrorKind::Runtime, "{} could not run the ranks (exit {}){}{}", plan.argv[0],
          launcher_code, said.empty() ? "" : ": ", said);
   }
-  const int code = report_rank_verdict(exits);
+  // A failure no rank explained (a rank that ended in MPI_Init) is explained by what the
+  // launcher or the MPI library said.
+  RunVerdict verdict =
+      with_launcher_words(judge(exits), plan.argv[0], first_meaningful_message(out.chatter));
+  verdict = name_stopped_rank(verdict, exits, watch.stopped(), watch.hosts());
+  if (verdict.exit_code != 0 && !verdict.message.empty()) {
+    std::cerr << "commbench: " << verdict.message << std::endl;
+  }
+  const int code = verdict.exit_code;
   if (code == 0 && status != 0) {
     runtime_error("{} exited with code {} although every rank succeeded", plan.argv[0],
                   launcher_code);

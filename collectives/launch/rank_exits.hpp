@@ -1,6 +1,7 @@
 // How the local launcher turns its ranks' exit statuses into the run's exit code and message.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,8 @@ struct RankExit {
 
 struct RunVerdict {
   int exit_code = 0;
-  std::string message;  // empty: nothing to add (the ranks reported it themselves)
+  std::string message;     // empty: nothing to add (the ranks reported it themselves)
+  bool rank_said = false;  // the message (or the code 2-5) is a rank's own, not one naming it
 };
 
 // "rank 2 was killed by signal 9 (Killed)", "rank 1 exited with code 1", "rank 1 on host h2 ...".
@@ -35,5 +37,24 @@ std::string describe(const RankExit& e);
 // is the chosen rank's own when it left one, else one naming the rank (codes 2-5: none, the rank
 // printed it).
 RunVerdict judge(const std::vector<RankExit>& exits);
+
+// A failed verdict that no rank explained ("rank 1 exited with code 1") gets what the launcher or
+// the MPI library said (first_meaningful_message) in front: "mpiexec.mpich reported: Fatal error
+// in internal_Init_thread: ... value (bogus); rank 1 was killed by signal 15 (Terminated)".
+RunVerdict with_launcher_words(RunVerdict v, const std::string& launcher, const std::string& said);
+
+// A failed verdict when a rank's process was stopped (SIGSTOP, a debugger) up to its end
+// (`stopped`: rank -> seconds, RankWatch::stopped): that rank made no progress, and the timeout
+// its peers hit names it: "timeout: allreduce 64 B float sum made no progress for 5 s
+// (--timeout): rank 0 was stopped (SIGSTOP or a debugger) for 6.1 s and made no progress", exit 4
+// when any rank timed out. `hosts` (rank -> host) names the host when the ranks span several.
+RunVerdict name_stopped_rank(RunVerdict v, const std::vector<RankExit>& exits,
+                             const std::map<int, double>& stopped,
+                             const std::map<int, std::string>& hosts);
+
+// The exit code of a job run under a launcher that exited with `launcher_code`: commbench's own
+// verdicts 2-5 pass only when a rank reported them through commbench's channel (its status file
+// or its `commbench:` line); a launcher's own 2-5 is a launcher failure, 1; above 5: 1.
+int launcher_job_exit_code(int launcher_code, bool rank_reported);
 
 }  // namespace cb

@@ -76,6 +76,47 @@ std::map<int, std::string> RankWatch::hosts() {
   return hosts_;
 }
 
+std::map<int, double> RankWatch::stopped() {
+  std::lock_guard lock(mu_);
+  std::map<int, double> out;
+  const std::int64_t now = status_clock_ns();
+  for (const auto& [rank, span] : stops_) {
+    auto e = ended_.find(rank);
+    const std::int64_t end = e != ended_.end() ? e->second : now;
+    const std::int64_t until = span.until_ns ? span.until_ns : end;
+    if (until - span.since_ns >= 1'000'000'000 && end - until <= 1'000'000'000) {
+      out[rank] = static_cast<double>(until - span.since_ns) / 1e9;
+    }
+  }
+  return out;
+}
+
+void RankWatch::look_for_stopped(const std::map<int, int>& pids, std::int64_t now) {
+  for (const auto& [rank, pid] : pids) {
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    FILE* f = std::fopen(path, "r");
+    if (!f) continue;
+    char text[512] = {0};
+    std::size_t n = std::fread(text, 1, sizeof(text) - 1, f);
+    std::fclose(f);
+    const char* close = nullptr;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (text[i] == ')') close = text + i;
+    }
+    if (!close || close + 2 >= text + n) continue;
+    const char state = close[2];
+    const bool stopped = state == 'T' || state == 't';
+    std::lock_guard lock(mu_);
+    auto it = stops_.find(rank);
+    if (stopped && (it == stops_.end() || it->second.until_ns != 0)) {
+      stops_[rank] = StopSpan{now, 0};
+    } else if (!stopped && it != stops_.end() && it->second.until_ns == 0) {
+      it->second.until_ns = now;
+    }
+  }
+}
+
 void RankWatch::wait_for_all_ended(std::chrono::milliseconds limit) {
   std::unique_lock lock(mu_);
   ended_cv_.wait_for(lock, limit, [this] { return ended_.size() >= hosts_.size(); });
@@ -96,12 +137,21 @@ void RankWatch::loop() {
   watch(stop_pipe_[0]);
   watch(listen_fd_);
   std::map<int, int> rank_of;  // connection -> rank; -2: connected, rank not read yet
+  std::map<int, int> pid_of;   // connection -> the rank's process id
   std::vector<epoll_event> events(64);
   bool stop = false;
+  std::int64_t last_look = 0;
   while (!stop) {
-    int n = ::epoll_wait(ep, events.data(), static_cast<int>(events.size()), -1);
+    int n =
+        ::epoll_wait(ep, events.data(), static_cast<int>(events.size()), pid_of.empty() ? -1 : 500);
     if (n < 0) continue;
     const std::int64_t now = status_clock_ns();
+    if (!pid_of.empty() && now - last_look >= 400'000'000) {
+      std::map<int, int> pids;
+      for (const auto& [fd, pid] : pid_of) pids[rank_of[fd]] = pid;
+      look_for_stopped(pids, now);
+      last_look = now;
+    }
     for (int k = 0; k < n && !stop; ++k) {
       const int fd = events[static_cast<std::size_t>(k)].data.fd;
       if (fd == stop_pipe_[0]) {
@@ -124,6 +174,11 @@ void RankWatch::loop() {
         if (::recv(fd, &hello, sizeof(hello), MSG_WAITALL) == static_cast<ssize_t>(sizeof(hello))) {
           it->second = hello.rank;
           hello.host[sizeof(hello.host) - 1] = '\0';
+          ucred cred{};
+          socklen_t len = sizeof(cred);
+          if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0) {
+            pid_of[fd] = cred.pid;
+          }
           std::lock_guard lock(mu_);
           hosts_[hello.rank] = hello.host;
           continue;
@@ -139,6 +194,7 @@ void RankWatch::loop() {
       ::epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
       ::close(fd);
       rank_of.erase(it);
+      pid_of.erase(fd);
     }
   }
   for (const auto& [fd, rank] : rank_of) ::close(fd);

@@ -5,6 +5,9 @@
 // one that was killed first (the launcher then kills the others). On connecting, a rank says its
 // rank and host name, so that a parent whose ranks span hosts (emulated ones, or any that share
 // its file system) can name the host too. Ranks that cannot reach the socket are not watched.
+// While ranks are connected the thread also looks, twice a second, whether a rank's process is
+// stopped (SIGSTOP, a debugger): such a rank makes no progress, and the timeout its peers then
+// hit is its doing, which only the parent can see.
 #pragma once
 
 #include <chrono>
@@ -32,6 +35,9 @@ class RankWatch {
   std::map<int, std::int64_t> ended();
   // rank -> host name, for every rank that connected.
   std::map<int, std::string> hosts();
+  // rank -> seconds it had been stopped when it ended (or until now), for the ranks that were
+  // stopped at their end (at most 1 s before it) after being stopped for at least 1 s.
+  std::map<int, double> stopped();
   // Once the launcher has ended, so has every rank, but this thread may not have seen every
   // close yet (a loaded machine): waits until every rank that connected has ended, at most
   // `limit`.
@@ -39,6 +45,11 @@ class RankWatch {
 
  private:
   void loop();
+  void look_for_stopped(const std::map<int, int>& pids, std::int64_t now);  // rank -> pid
+  struct StopSpan {
+    std::int64_t since_ns = 0;
+    std::int64_t until_ns = 0;  // 0: still stopped when last seen
+  };
   std::string path_;
   int listen_fd_ = -1;
   int stop_pipe_[2] = {-1, -1};
@@ -46,6 +57,7 @@ class RankWatch {
   std::condition_variable ended_cv_;
   std::map<int, std::int64_t> ended_;
   std::map<int, std::string> hosts_;
+  std::map<int, StopSpan> stops_;  // each rank's last time stopped
   std::thread thread_;
 };
 

@@ -8,7 +8,7 @@ import shutil
 import sys
 
 import test_hardening
-from cbtest import SOURCE_DIR, Skip, main, mpi_prefix, run, tempdir
+from cbtest import SOURCE_DIR, Skip, is_openmpi, main, mpi_prefix, run, tempdir
 
 DATA = os.path.join(SOURCE_DIR, "tests", "data", "results")
 
@@ -162,6 +162,46 @@ CASES = [
     ("topo format", ["topo", "--format", "xml"], 2, ["xml"]),
     ("topo sysfs missing", ["topo", "--sysfs-root", "missing"], 2, ["missing"]),
 ]
+
+
+def fake_launchers():
+    """Launchers that end at once without starting a rank: one exits 0, one 3 (which only a rank
+    may report as a validation verdict)."""
+    d = tempdir(prefix="cbtest-fake-launchers-")
+    for name, code in (("mpirun", 0), ("mpiexec", 3)):
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(f"#!/bin/sh\necho 'launcher says hello' >&2\nexit {code}\n")
+        os.chmod(path, 0o755)
+    return d
+
+
+FAKE = fake_launchers()
+# The other MPI's launcher than this build's: each rank would be a world of its own.
+OTHER_PREFIX = ("mpiexec.mpich -n 2" if is_openmpi()
+                else "mpirun.openmpi -np 2 --oversubscribe --mca btl self,vader")
+CASES += [
+    ("launcher ends without ranks", RUN + ["-B", "mpi", "--launch", f"{FAKE}/mpirun -np 2",
+                                           "--output", "r.json"], 1,
+     ["mpirun ended (exit 0) without starting any rank", "launcher says hello"]),
+    ("launcher exit 3 is no verdict", RUN + ["-B", "mpi", "--launch", f"{FAKE}/mpiexec -n 2",
+                                             "--output", "r.json"], 1,
+     ["mpiexec exited with code 3 and no rank reported a verdict"]),
+    # Open MPI's help box: its sentence, never its rule of dashes.
+    ("launcher help box", RUN + ["-B", "mpi", "--launch", "mpirun.openmpi -np 64"], 1,
+     ["There are not enough slots available in the system"]),
+    ("launcher of the other MPI flavour", RUN + ["-B", "mpi", "-N", "2", "--launch",
+                                                 OTHER_PREFIX], 2,
+     ["launcher started 2 ranks", "MPI flavours differ"]),
+]
+# MPI start-up errors keep the MPI library's own words.
+if is_openmpi():
+    CASES.append(("mpi start-up error", MPI2, 1, ["Framework: btl", "Component: nonexistent"],
+                  {"OMPI_MCA_btl": "nonexistent"}))
+else:
+    CASES.append(("mpi start-up error", MPI2, 1,
+                  ["Invalid MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM value (bogus)"],
+                  {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "bogus"}))
 
 
 def make_case(name, args, code, words, env=None):

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/mpi_relaunch.hpp"
+#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/rank_exits.hpp"
 #include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/start.hpp"
@@ -171,9 +171,16 @@ TEST(RankStatus, ARankKeepsItsFirstRecord) {
 TEST(MpiRelaunch, OpenMpiOversubscribesOnlyWhenNeeded) {
   auto p = plan_mpi_launch("Open MPI", "/usr/bin/mpirun.openmpi", 4, 2, true,
                            {"/bin/commbench", "run", "-N", "4"});
-  std::vector<std::string> want = {
-      "/usr/bin/mpirun.openmpi", "-np", "4",  "--quiet", "--oversubscribe", "--bind-to", "none",
-      "/bin/commbench",          "run", "-N", "4"};
+  std::vector<std::string> want = {"/usr/bin/mpirun.openmpi",
+                                   "-np",
+                                   "4",
+                                   "--oversubscribe",
+                                   "--bind-to",
+                                   "none",
+                                   "/bin/commbench",
+                                   "run",
+                                   "-N",
+                                   "4"};
   EXPECT_EQ(p.argv, want);
   auto has_env = [&](const std::string& k) {
     for (const auto& [key, value] : p.env) {
@@ -186,7 +193,7 @@ TEST(MpiRelaunch, OpenMpiOversubscribesOnlyWhenNeeded) {
   EXPECT_TRUE(has_env("OMPI_MCA_coll_tuned_use_dynamic_rules"));
 
   auto q = plan_mpi_launch("Open MPI", "mpirun", 2, 2, false, {"cb"});
-  std::vector<std::string> bound = {"mpirun", "-np", "2", "--quiet", "--bind-to", "core", "cb"};
+  std::vector<std::string> bound = {"mpirun", "-np", "2", "--bind-to", "core", "cb"};
   EXPECT_EQ(q.argv, bound);
   for (const auto& [key, value] : q.env) EXPECT_NE(key, "OMPI_ALLOW_RUN_AS_ROOT");
 }

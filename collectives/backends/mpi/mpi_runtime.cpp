@@ -6,6 +6,8 @@
 #include <regex>
 
 #include "collectives/backends/mpi/mpi_algorithm_select.hpp"
+#include "collectives/launch/flavor_check.hpp"
+#include "collectives/launch/process_start.hpp"
 #include "common/error.hpp"
 
 namespace cb::mpi {
@@ -29,6 +31,10 @@ bool initialized() {
 void ensure_initialized() {
   if (initialized()) return;
   prepare_algorithm_environment();  // before MPI_Init: Open MPI reads its MCA variables there
+  // Before MPI_Init, which sets variables of its own (Open MPI's singleton: PMIX_RANK).
+  const std::string launcher =
+      launcher_flavor_from_env([](const char* n) { return std::getenv(n); });
+  const LaunchInfo launch = detect_launch();
   int provided = 0;
   // Only the main thread ever calls MPI (the watchdog, NCCL's and Gloo's threads never do), so
   // no thread level is needed; asking Open MPI 4.1 for FUNNELED measurably slows every call
@@ -36,6 +42,12 @@ void ensure_initialized() {
   check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided), "MPI_Init_thread");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   std::atexit(finalize_at_exit);
+  if (launch.kind == LaunchInfo::Kind::Mpi) {
+    int world = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    const std::string mismatch = flavor_mismatch(world, launch.size, launcher, library_version());
+    if (!mismatch.empty()) usage_error("{}", mismatch);
+  }
 }
 
 void check(int rc, const char* what) {
