@@ -37,7 +37,11 @@ bool is_consequence(const std::string& s) {
                                  "more process has sent help message",
                                  "more processes have sent help message",
                                  "orte_base_help_aggregate",
-                                 "prte_base_help_aggregate"};
+                                 "prte_base_help_aggregate",
+                                 "terminated normally, but",
+                                 "noticed that process rank",
+                                 "has exited due to process rank",
+                                 "Per user-direction, the job has been aborted"};
   if (!s.empty() && s[0] == '=') return true;
   for (const char* n : kNoise) {
     if (s.find(n) != std::string::npos) return true;
@@ -98,6 +102,8 @@ std::string first_meaningful_message(const std::vector<std::string>& raw) {
       continue;
     }
     if (is_consequence(line)) {
+      // A box that opens with a consequence is one as a whole.
+      while (after_rule && i + 1 < lines.size() && !is_rule(lines[i + 1])) ++i;
       after_rule = false;
       continue;
     }

@@ -68,11 +68,13 @@ RunVerdict judge(const std::vector<RankExit>& exits) {
       !worst->signaled && worst->code >= kExitUsage && worst->code <= kExitRegression;
   if (!worst->message.empty()) return {own_code ? worst->code : kExitRuntime, worst->message, true};
   if (own_code) return {worst->code, "", true};
-  return {kExitRuntime, describe(*worst)};
+  RunVerdict v{kExitRuntime, describe(*worst)};
+  v.killed = worst->unreported || (worst->signaled && !worst->stopped_by_launcher);
+  return v;
 }
 
 RunVerdict with_launcher_words(RunVerdict v, const std::string& launcher, const std::string& said) {
-  if (v.exit_code == kExitOk || v.rank_said || said.empty()) return v;
+  if (v.exit_code == kExitOk || v.rank_said || v.killed || said.empty()) return v;
   const std::string name = launcher.substr(launcher.find_last_of('/') + 1);
   v.message = v.message.empty() ? fmt::format("{} reported: {}", name, said)
                                 : fmt::format("{} reported: {}; {}", name, said, v.message);

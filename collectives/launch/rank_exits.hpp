@@ -24,6 +24,7 @@ struct RunVerdict {
   int exit_code = 0;
   std::string message;     // empty: nothing to add (the ranks reported it themselves)
   bool rank_said = false;  // the message (or the code 2-5) is a rank's own, not one naming it
+  bool killed = false;     // the chosen rank was killed outright (not by its launcher): the cause
 };
 
 // "rank 2 was killed by signal 9 (Killed)", "rank 1 exited with code 1", "rank 1 on host h2 ...".

@@ -53,6 +53,10 @@ TEST(LauncherMessage, NeverARuleOrABlankOrABanner) {
                   "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)"};
   EXPECT_EQ(first_meaningful_message(banner), "");
   Lines aggregate = {"[vm:1] 1 more process has sent help message help-mca-base.txt / x",
+                     kRule,
+                     "Primary job  terminated normally, but 1 process returned",
+                     "a non-zero exit code. Per user-direction, the job has been aborted.",
+                     kRule,
                      "ssh: Could not resolve hostname nosuchhost: Name or service not known"};
   EXPECT_EQ(first_meaningful_message(aggregate),
             "ssh: Could not resolve hostname nosuchhost: Name or service not known");
@@ -108,6 +112,11 @@ TEST(LauncherVerdict, TheLaunchersWordsGoFirstWhenNoRankExplained) {
   RunVerdict v = with_launcher_words(judge({e}), "/usr/bin/mpiexec.mpich", "Invalid value (bogus)");
   EXPECT_EQ(v.exit_code, 1);
   EXPECT_EQ(v.message, "mpiexec.mpich reported: Invalid value (bogus); rank 1 exited with code 1");
+  RankExit killed = e;  // a rank killed outright is the cause: the launcher's words are not
+  killed.signaled = true;
+  killed.code = 9;
+  EXPECT_EQ(with_launcher_words(judge({killed}), "mpirun", "Primary job terminated").message,
+            "rank 1 was killed by signal 9 (Killed)");
   e.message = "cannot open x";  // a rank's own words stay
   EXPECT_EQ(with_launcher_words(judge({e}), "mpirun", "noise").message, "cannot open x");
 }
