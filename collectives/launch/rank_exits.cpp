@@ -69,7 +69,8 @@ RunVerdict judge(const std::vector<RankExit>& exits) {
   if (!worst->message.empty()) return {own_code ? worst->code : kExitRuntime, worst->message, true};
   if (own_code) return {worst->code, "", true};
   RunVerdict v{kExitRuntime, describe(*worst)};
-  v.killed = worst->unreported || (worst->signaled && !worst->stopped_by_launcher);
+  v.killed =
+      worst->unreported || (worst->signaled && !worst->stopped_by_launcher && !worst->guessed);
   return v;
 }
 

@@ -210,6 +210,7 @@ std::vector<RankExit> read_rank_status(const std::string& dir, int nranks, int f
     if (!apply_status_file(f, e)) {
       e.signaled = fallback_signal != 0;
       e.code = e.signaled ? fallback_signal : fallback_code;
+      e.guessed = true;
     }
     timed.emplace_back(f.found ? f.when_ns : ended_at(r), e);
   }

@@ -117,6 +117,9 @@ TEST(LauncherVerdict, TheLaunchersWordsGoFirstWhenNoRankExplained) {
   killed.code = 9;
   EXPECT_EQ(with_launcher_words(judge({killed}), "mpirun", "Primary job terminated").message,
             "rank 1 was killed by signal 9 (Killed)");
+  killed.guessed = true;  // only the launcher's exit status said so: its words go first
+  EXPECT_EQ(with_launcher_words(judge({killed}), "mpiexec", "Fatal error").message,
+            "mpiexec reported: Fatal error; rank 1 was killed by signal 9 (Killed)");
   e.message = "cannot open x";  // a rank's own words stay
   EXPECT_EQ(with_launcher_words(judge({e}), "mpirun", "noise").message, "cannot open x");
 }
