@@ -41,7 +41,9 @@ bool is_consequence(const std::string& s) {
                                  "terminated normally, but",
                                  "noticed that process rank",
                                  "has exited due to process rank",
-                                 "Per user-direction, the job has been aborted"};
+                                 "Per user-direction, the job has been aborted",
+                                 "ORTE_ERROR_LOG",
+                                 "PRTE_ERROR_LOG"};
   if (!s.empty() && s[0] == '=') return true;
   for (const char* n : kNoise) {
     if (s.find(n) != std::string::npos) return true;

@@ -52,12 +52,14 @@ TEST(LauncherMessage, NeverARuleOrABlankOrABanner) {
                   std::string(83, '='),
                   "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)"};
   EXPECT_EQ(first_meaningful_message(banner), "");
-  Lines aggregate = {"[vm:1] 1 more process has sent help message help-mca-base.txt / x",
-                     kRule,
-                     "Primary job  terminated normally, but 1 process returned",
-                     "a non-zero exit code. Per user-direction, the job has been aborted.",
-                     kRule,
-                     "ssh: Could not resolve hostname nosuchhost: Name or service not known"};
+  Lines aggregate = {
+      "[vm:1] 1 more process has sent help message help-mca-base.txt / x",
+      "[[25917,0],0] ORTE_ERROR_LOG: Out of resource in file show_help.c at line 507",
+      kRule,
+      "Primary job  terminated normally, but 1 process returned",
+      "a non-zero exit code. Per user-direction, the job has been aborted.",
+      kRule,
+      "ssh: Could not resolve hostname nosuchhost: Name or service not known"};
   EXPECT_EQ(first_meaningful_message(aggregate),
             "ssh: Could not resolve hostname nosuchhost: Name or service not known");
 }
