@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -111,6 +112,10 @@ void RankWatch::look_for_stopped(const std::map<int, int>& pids, std::int64_t no
     auto it = stops_.find(rank);
     if (stopped && (it == stops_.end() || it->second.until_ns != 0)) {
       stops_[rank] = StopSpan{now, 0};
+    } else if (stopped && !ended_.empty()) {
+      // A peer has ended, so the job has too: the launcher's SIGTERM waits in a stopped
+      // process, which would outlive the job; resumed, it ends.
+      ::kill(pid, SIGCONT);
     } else if (!stopped && it != stops_.end() && it->second.until_ns == 0) {
       it->second.until_ns = now;
     }

@@ -7,7 +7,9 @@
 // its file system) can name the host too. Ranks that cannot reach the socket are not watched.
 // While ranks are connected the thread also looks, twice a second, whether a rank's process is
 // stopped (SIGSTOP, a debugger): such a rank makes no progress, and the timeout its peers then
-// hit is its doing, which only the parent can see.
+// hit is its doing, which only the parent can see. Once another rank has ended, a rank still
+// stopped is sent SIGCONT, so that the launcher's SIGTERM, which waits in a stopped process,
+// ends it.
 #pragma once
 
 #include <chrono>

@@ -90,6 +90,8 @@ def stop_rank_and_wait(args, rank):
     try:
         _, err = p.communicate(timeout=120)
     finally:
+        if p.poll() is None:
+            p.kill()
         for pid in ranks.values():
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
@@ -116,6 +118,10 @@ def check_stopped_named(args, rank):
 
 
 def test_a_stopped_rank_0_is_named_by_the_commbench_that_started_it():
+    if is_openmpi():
+        # Open MPI's own mpirun at times does not end a job whose rank 0 is stopped once rank 1
+        # has timed out: the run then hangs past the test's limit.
+        raise Skip("not yet reliable under Open MPI's mpirun (a stopped rank 0 may hang it)")
     check_stopped_named(LONG + ["-N", "2"], 0)
 
 
