@@ -35,6 +35,9 @@ void register_tune(CLI::App& app, Action& action) {
   tune->add_option("--rounds", tq->rounds,
                    "launches of each combination and of the current environment, interleaved in "
                    "a shuffled order (default 5)");
+  tune->add_flag("--side-by-side", tq->side_by_side,
+                 "print the run's table, one column group per algorithm and combination, instead "
+                 "of one line per candidate at each size");
   tune->callback([rq, tq, &action] {
     check_tune_request(*tq, rq->outputs);
     action = [rq, tq] { return cb::tune(*rq, *tq); };

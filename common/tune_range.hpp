@@ -16,6 +16,10 @@ struct TuneRange {
   std::string algorithm;        // recommended: "default" or a forced algorithm's name
   double speedup = 1.0;         // geometric mean over the range of default time / chosen time
   int sizes = 0;                // measured sizes in the range
+  // The noise margin: the gain over default the fastest forced algorithm had to exceed to be
+  // chosen (the larger of the minimum gain and 3 combined standard errors), as a fraction of
+  // default's time; the largest over the range.
+  double margin = 0;
 };
 
 }  // namespace cb

@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <iostream>
 #include <map>
 #include <numeric>
 #include <random>
 
+#include "collectives/catalogue/names.hpp"
 #include "common/atomic_file.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
@@ -22,6 +24,7 @@
 #include "report/env_advice.hpp"
 #include "report/env_grid.hpp"
 #include "report/result_reader.hpp"
+#include "report/tune_text.hpp"
 
 namespace cb {
 
@@ -44,7 +47,8 @@ std::vector<EnvCombination> grid_combinations(const TuneRequest& tq) {
 struct GridState {
   std::vector<std::string> failures;
   int interrupted = 0, finished = 0, skipped = 0;
-  std::vector<bool> out;  // per combination: failed or resumed, not run again
+  std::vector<bool> out;         // per combination: failed or resumed, not run again
+  std::vector<int> rounds_done;  // per combination: rounds whose launches were kept
   EnvControls controls;
 };
 
@@ -84,7 +88,7 @@ void run_round(JobSweep& sweep, const EnvCombination& c, std::size_t k, const Sl
     st.controls[label][l.repeat.value_or(0)] = {l.pingpong_ns(), l.compute_us()};
   }
   sweep.keep(o.records, o.meta);
-  if (s.round + 1 == s.rounds) ++st.finished;
+  if (++st.rounds_done[k] == s.rounds) ++st.finished;
 }
 
 // Every round of every combination, each round in its own shuffled order, so that no
@@ -106,16 +110,36 @@ void run_rounds(JobSweep& sweep, const std::vector<EnvCombination>& grid, int ro
   }
 }
 
-// The advice over the results, --emit-env and the backends' tuning files from the baseline.
+// The combinations an interrupted sweep did not measure in every round.
+std::vector<std::string> unmeasured(const std::vector<EnvCombination>& grid, const GridState& st,
+                                    int rounds) {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < grid.size(); ++k) {
+    if (st.out[k] || st.rounds_done[k] >= rounds) continue;
+    const std::string label = env_label(grid[k]);
+    out.push_back(label.empty() ? "baseline" : label);
+  }
+  return out;
+}
+
+// The advice over the results, --emit-env (marked when the sweep was cut) and the backends'
+// tuning files from the baseline.
 void advise(const std::vector<ResultRecord>& results, const std::vector<EnvCombination>& grid,
-            const TuneRequest& tq, const TuneOptions& options, const EnvControls& controls) {
-  EnvChoice best = advise_env(results, controls, options, std::cout);
+            const TuneRequest& tq, const TuneOptions& options, const GridState& st,
+            const TuneText& text) {
+  if (text.candidates) print_candidates(results, kShownCandidates, std::cout);
+  EnvChoice best = advise_env(results, st.controls, options, *text.advice);
   if (!tq.emit_env.empty()) {
     EnvCombination chosen;
     for (const auto& c : grid) {
       if (env_label(c) == best.label) chosen = c;
     }
-    write_file_atomically(tq.emit_env, emit_env_text(best, chosen));
+    const std::string cut =
+        st.interrupted ? fmt::format("interrupted by signal {} ({})", st.interrupted,
+                                     ::strsignal(st.interrupted))
+                       : std::string();
+    write_file_atomically(tq.emit_env,
+                          emit_env_text(best, chosen, cut, unmeasured(grid, st, round_count(tq))));
   }
   std::vector<ResultRecord> baseline;
   for (const auto& r : results) {
@@ -124,24 +148,93 @@ void advise(const std::vector<ResultRecord>& results, const std::vector<EnvCombi
   write_tuning_files(tq, recommend(baseline, options));
 }
 
+// What shapes the sweep's measurements, as far as its request says before any rank runs.
+std::vector<SweepDimension> sweep_dimensions(const RunRequest& rq) {
+  const RunSettings settings = run_settings(rq);
+  const SweepOptions& o = settings.sweep;
+  auto names = [](const auto& values) {
+    std::vector<std::string> out;
+    for (const auto& v : values) out.emplace_back(name(v));
+    return out;
+  };
+  std::vector<SweepDimension> d;
+  d.push_back({"backends", [](const ResultRecord& r) { return r.backend; },
+               rq.backends.empty() ? std::vector<std::string>{} : split_list(rq.backends), {}});
+  const bool ranks_known = rq.launch.empty() || !rq.nranks.empty();
+  d.push_back({"ranks", [](const ResultRecord& r) { return std::to_string(r.nranks); },
+               ranks_known ? std::vector<std::string>{std::to_string(wanted_ranks(rq, settings))}
+                           : std::vector<std::string>{},
+               {}});
+  d.push_back({"collectives", [](const ResultRecord& r) { return r.collective; },
+               rq.collectives == "all" ? std::vector<std::string>{} : names(o.collectives), {}});
+  const bool every_algorithm =
+      std::find(o.algorithms.begin(), o.algorithms.end(), "all") != o.algorithms.end();
+  d.push_back({"algorithms",
+               [](const ResultRecord& r) {
+                 return is_default_algorithm(r.algorithm) ? std::string("default") : r.algorithm;
+               },
+               every_algorithm ? std::vector<std::string>{} : o.algorithms, {}});
+  std::vector<std::string> dtypes;
+  for (DType t : o.dtypes) dtypes.emplace_back(info(t).name);
+  d.push_back({"dtypes",
+               [](const ResultRecord& r) {
+                 return r.collective == "barrier" ? std::string() : r.dtype;
+               },
+               dtypes, {}});
+  d.push_back({"ops", [](const ResultRecord& r) { return r.op == "none" ? std::string() : r.op; },
+               names(o.ops), {}});
+  d.push_back({"placements",
+               [](const ResultRecord& r) {
+                 return r.placement == "none" ? std::string() : r.placement;
+               },
+               names(o.placements), {}});
+  std::vector<std::string> sizes;
+  for (auto b : sweep_sizes(o)) sizes.push_back(std::to_string(b));
+  // A size is rounded to whole elements (and ranks): near the requested one is the same size.
+  d.push_back({"sizes",
+               [](const ResultRecord& r) {
+                 return r.collective == "barrier" ? std::string() : std::to_string(r.bytes);
+               },
+               sizes, [](const std::string& have, const std::string& want) {
+                 const double h = std::stod(have), w = std::stod(want);
+                 return std::abs(h - w) <= std::max(w / 2, 4096.0);
+               }});
+  return d;
+}
+
+// --resume: the earlier sweep's records by combination; a usage Error when they were measured
+// by another sweep (other collectives, ranks, sizes, ...), which this one would not measure again.
+std::map<std::string, std::vector<ResultRecord>> resumed_records(const RunRequest& rq,
+                                                                 const TuneRequest& tq) {
+  std::map<std::string, std::vector<ResultRecord>> resumed;
+  if (tq.resume.empty()) return resumed;
+  std::vector<ResultRecord> records = read_result_file(tq.resume).records;
+  if (std::string why = sweep_difference(records, sweep_dimensions(rq)); !why.empty()) {
+    usage_error("--resume {} holds another sweep's results ({}): resume with the options that "
+                "sweep used, or start without --resume",
+                tq.resume, why);
+  }
+  for (auto& r : records) resumed[r.env].push_back(std::move(r));
+  return resumed;
+}
+
 }  // namespace
 
-int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions& options) {
+int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions& options,
+                  const TuneText& text) {
   check_run_request(rq);
   const int repeats = repeat_count(rq);
   const int rounds = round_count(tq);
   check_job_launch(rq, "--env");
   const std::vector<EnvCombination> grid = grid_combinations(tq);
   // --resume: combinations an earlier sweep finished (their records are streamed only then).
-  std::map<std::string, std::vector<ResultRecord>> resumed;
-  if (!tq.resume.empty()) {
-    for (auto& r : read_result_file(tq.resume).records) resumed[r.env].push_back(std::move(r));
-  }
+  const auto resumed = resumed_records(rq, tq);
 
   JobSweep sweep(rq, "launches", rounds * repeats);
   GridState st;
   const int m = static_cast<int>(grid.size());
   st.out.assign(grid.size(), false);
+  st.rounds_done.assign(grid.size(), 0);
   for (std::size_t k = 0; k < grid.size(); ++k) {
     if (auto it = resumed.find(env_label(grid[k])); it != resumed.end()) {
       sweep.keep(it->second);
@@ -161,9 +254,9 @@ int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions
     meta.environment_mismatch.clear();
     meta.env_failures = st.failures;
   });
-  if (!results.empty()) advise(results, grid, tq, options, st.controls);
-  for (const auto& f : st.failures) std::cout << "# failed: " << f << "\n";
-  std::cout << std::flush;
+  if (!results.empty()) advise(results, grid, tq, options, st, text);
+  for (const auto& f : st.failures) *text.advice << "# failed: " << f << "\n";
+  *text.advice << std::flush;
   if (st.interrupted) {
     runtime_error(
         "interrupted by signal {} ({}); {} of {} combinations finished and were written{}",

@@ -113,7 +113,7 @@ void check_job_launch(const RunRequest& rq, const char* what) {
 JobSweep::JobSweep(const RunRequest& rq, std::string unit, int repeats)
     : spec_(job_spec(rq)), repeats_(repeats), progress_(rq.progress, true, {}, std::move(unit)) {
   // stdout (in rq.format) and the outputs that are not streamed get the summaries at the end.
-  summaries_.push_back(make_stream_writer(rq.format, std::cout));
+  if (rq.results_to_stdout) summaries_.push_back(make_stream_writer(rq.format, std::cout));
   for (const auto& path : rq.outputs) {
     (is_streamed_output(path) ? streams_ : summaries_).push_back(make_file_writer(path));
   }

@@ -69,7 +69,7 @@ int run(const RunRequest& rq, const ExtraWriter& extra) {
   RunHooks hooks;
   hooks.rank0_writers = [&rq, &extra] {
     std::vector<std::unique_ptr<Writer>> writers;
-    writers.push_back(make_stdout_writer(rq.format));
+    if (rq.results_to_stdout) writers.push_back(make_stdout_writer(rq.format));
     for (const auto& path : rq.outputs) writers.push_back(make_file_writer(path));
     if (extra) writers.push_back(extra());
     return writers;

@@ -19,20 +19,24 @@ namespace {
 // Collects the run's records and, at the end, prints and writes the advice.
 class TuneWriter : public Writer {
  public:
-  TuneWriter(TuneRequest rq, TuneOptions options) : rq_(std::move(rq)), options_(options) {}
+  TuneWriter(TuneRequest rq, TuneOptions options, TuneText text)
+      : rq_(std::move(rq)), options_(options), text_(text) {}
   void begin(const RunMeta&) override {}
   void add(const ResultRecord& r) override { records_.push_back(r); }
   void finish() override {
     auto ranges = recommend(records_, options_);
+    if (text_.candidates) print_candidates(records_, kShownCandidates, std::cout);
     print_advice(ranges,
-                 "the algorithm to use per size range (speedup over default, geometric mean)",
-                 std::cout);
+                 "the algorithm to use per size range (speedup over default, geometric mean; "
+                 "margin: the gain a forced algorithm had to exceed)",
+                 *text_.advice);
     write_tuning_files(rq_, ranges);
   }
 
  private:
   TuneRequest rq_;
   TuneOptions options_;
+  TuneText text_;
   std::vector<ResultRecord> records_;
 };
 
@@ -89,10 +93,26 @@ TuneOptions check_tune_request(const TuneRequest& tq, const std::vector<std::str
   return options;
 }
 
+TuneText tune_text(const RunRequest& rq, const TuneRequest& tq) {
+  // The table for people is the one format whose records tune shows its own way.
+  const OutputFormat* f = find_format_named(rq.format, Writes::Results);
+  const bool people = f && f->results == make_table_writer;
+  if (tq.side_by_side && !people) {
+    usage_error("--side-by-side applies to --format table: '{}' holds every candidate already",
+                rq.format);
+  }
+  return {people && !tq.side_by_side, people ? &std::cout : &std::cerr};
+}
+
 int tune(const RunRequest& rq, const TuneRequest& tq) {
   const TuneOptions options = check_tune_request(tq, rq.outputs);
-  if (env_grid(tq)) return tune_env_grid(rq, tq, options);
-  return run(rq, [tq, options] { return std::make_unique<TuneWriter>(tq, options); });
+  check_run_request(rq);
+  const TuneText text = tune_text(rq, tq);
+  RunRequest shown = rq;
+  shown.results_to_stdout = !text.candidates;
+  if (env_grid(tq)) return tune_env_grid(shown, tq, options, text);
+  return run(shown,
+             [tq, options, text] { return std::make_unique<TuneWriter>(tq, options, text); });
 }
 
 }  // namespace cb

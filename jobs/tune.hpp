@@ -2,6 +2,7 @@
 // range and the files that apply it; with --env, a sweep of fresh jobs over an environment grid.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,17 @@ struct TuneRequest {
   std::string resume;            // --resume FILE.jsonl
   std::string emit_env;          // --emit-env FILE
   std::string rounds;  // --rounds N: launches of each combination and the reference (default 5)
+  bool side_by_side = false;  // --side-by-side: the run's table, a column group per candidate
 };
+
+// Where tune's text goes: with --format table, stdout gets per size one line per candidate
+// (unless --side-by-side asks for the run's table) and the advice; with a document format
+// (csv, json, ...) stdout holds exactly the document and the advice goes to stderr.
+struct TuneText {
+  bool candidates = false;  // print the candidate lines instead of the run's table
+  std::ostream* advice = nullptr;
+};
+TuneText tune_text(const RunRequest& rq, const TuneRequest& tq);
 
 // Checks tune's own values before any work: --min-gain, --rounds, the emitted files'
 // directories and that none of them is one of the run's `outputs`, and that --resume and
@@ -38,6 +49,7 @@ void write_tuning_files(const TuneRequest& rq, const std::vector<TuneRange>& ran
 // it is) as fresh jobs; one result set with `env` on every record; advice over combinations and
 // algorithms; --emit-env; failed combinations recorded and skipped; --resume; Ctrl-C keeps what
 // finished.
-int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions& options);
+int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions& options,
+                  const TuneText& text);
 
 }  // namespace cb

@@ -1,6 +1,7 @@
 #include "report/env_advice.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <ostream>
@@ -249,12 +250,22 @@ EnvChoice advise_env(const std::vector<ResultRecord>& results, const EnvControls
   return choice;
 }
 
-std::string emit_env_text(const EnvChoice& c, const EnvCombination& combination) {
+std::string emit_env_text(const EnvChoice& c, const EnvCombination& combination,
+                          const std::string& cut, const std::vector<std::string>& unmeasured) {
+  std::string mark;
+  if (!cut.empty()) {
+    mark = fmt::format("# INCOMPLETE: the sweep was {}; not measured in full: {}\n", cut,
+                       unmeasured.empty() ? "none" : fmt::format("{}", fmt::join(unmeasured, ", ")));
+  }
   std::string s =
+      mark +
       "# Environment chosen by commbench tune --env: NAME=VALUE lines that NCCL reads as\n"
       "# NCCL_CONF_FILE (or ~/.nccl.conf) and a shell can source (set -a; . FILE; set +a).\n"
       "# " +
       c.line + "\n";
+  if (!cut.empty()) {
+    return s + "# Nothing is set from a cut sweep: finish it with --resume on its .jsonl output.\n";
+  }
   if (c.label.empty()) {
     return s + "# No combination beat the current environment beyond the noise: keep it.\n";
   }

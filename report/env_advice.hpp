@@ -42,7 +42,11 @@ struct EnvChoice {
 EnvChoice advise_env(const std::vector<ResultRecord>& results, const EnvControls& controls,
                      const TuneOptions& options, std::ostream& out);
 // The --emit-env file: the verdict line and the chosen combination's NAME=VALUE lines, values
-// quoted for the shell (or why none is written).
-std::string emit_env_text(const EnvChoice& c, const EnvCombination& combination);
+// quoted for the shell (or why none is written). A sweep that was cut (`cut`: why, e.g. the
+// signal) begins with a line saying so and naming the combinations not measured (`unmeasured`),
+// and sets nothing.
+std::string emit_env_text(const EnvChoice& c, const EnvCombination& combination,
+                          const std::string& cut = {},
+                          const std::vector<std::string>& unmeasured = {});
 
 }  // namespace cb

@@ -1,8 +1,11 @@
 #include "report/env_grid.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <set>
 
@@ -104,10 +107,29 @@ std::vector<EnvAxis> read_env_grid(const std::string& path) {
   return axes;
 }
 
+std::uint64_t env_combination_count(const std::vector<EnvAxis>& axes) {
+  std::uint64_t n = 1;
+  for (const auto& a : axes) {
+    const std::uint64_t k = a.values.size();
+    if (k != 0 && n > UINT64_MAX / k) return UINT64_MAX;
+    n *= k;
+  }
+  return n;
+}
+
 std::vector<EnvCombination> env_combinations(const std::vector<EnvAxis>& axes) {
   std::set<std::string> names;
   for (const auto& a : axes) {
     if (!names.insert(a.name).second) usage_error("{} is given more than once in the grid", a.name);
+  }
+  const std::uint64_t n = env_combination_count(axes);
+  if (n > kMaxEnvCombinations) {
+    std::vector<std::string> counts;
+    for (const auto& a : axes) counts.push_back(std::to_string(a.values.size()));
+    usage_error("the environment grid has {} combinations ({} values), more than the {} tune --env "
+                "measures: narrow the axes or split the grid",
+                n == UINT64_MAX ? "more than 18446744073709551615" : std::to_string(n),
+                fmt::format("{}", fmt::join(counts, " x ")), kMaxEnvCombinations);
   }
   std::vector<EnvCombination> out = {{}};
   for (const auto& a : axes) {
@@ -122,6 +144,30 @@ std::vector<EnvCombination> env_combinations(const std::vector<EnvAxis>& axes) {
     out = std::move(next);
   }
   return out;
+}
+
+std::string sweep_difference(const std::vector<ResultRecord>& records,
+                             const std::vector<SweepDimension>& dimensions) {
+  for (const auto& d : dimensions) {
+    if (d.wanted.empty()) continue;
+    std::vector<std::string> have;
+    for (const auto& r : records) {
+      std::string v = d.of(r);
+      if (!v.empty() && std::find(have.begin(), have.end(), v) == have.end()) have.push_back(v);
+    }
+    if (have.empty()) continue;
+    bool same = have.size() == d.wanted.size();
+    for (const auto& v : have) {
+      same = same && std::any_of(d.wanted.begin(), d.wanted.end(), [&](const std::string& w) {
+               return d.same ? d.same(v, w) : v == w;
+             });
+    }
+    if (!same) {
+      return fmt::format("{}: the file measured {}, this sweep measures {}", d.name,
+                         fmt::join(have, ","), fmt::join(d.wanted, ","));
+    }
+  }
+  return "";
 }
 
 std::string env_label(const EnvCombination& combination) {

@@ -20,6 +20,7 @@ double rse(const ResultRecord& r) {
 struct Choice {
   std::string algorithm;
   double speedup = 1.0;
+  double margin = 0;  // the gain the fastest algorithm had to exceed
 };
 
 // The algorithm to use at one size: the fastest valid record, unless default is within the gain
@@ -34,14 +35,15 @@ Choice choose(const std::vector<const ResultRecord*>& at_size, const TuneOptions
   }
   if (!best) return {"", 1.0};
   if (!fallback) return {best->algorithm, 1.0};
-  if (best == fallback) return {"default", 1.0};
+  if (best == fallback) return {"default", 1.0, o.min_gain};
   // Both in units of default's time: the gain, and the standard error of the difference of the
   // two means (each mean's own standard error is its time x its relative standard error).
   double gain = (fallback->time_us - best->time_us) / fallback->time_us;
   double noise = o.noise_sigmas *
                  std::hypot(rse(*best) * best->time_us / fallback->time_us, rse(*fallback));
-  if (gain <= std::max(o.min_gain, noise)) return {"default", 1.0};
-  return {best->algorithm, fallback->time_us / best->time_us};
+  const double margin = std::max(o.min_gain, noise);
+  if (gain <= margin) return {"default", 1.0, margin};
+  return {best->algorithm, fallback->time_us / best->time_us, margin};
 }
 
 }  // namespace
@@ -74,12 +76,13 @@ std::vector<TuneRange> recommend(const std::vector<ResultRecord>& records, const
         close();
         const ResultRecord& r = *at_size.front();
         out.push_back({r.backend, r.library, r.collective, r.dtype, r.op, r.placement, r.root,
-                       r.nranks, r.nnodes, bytes, bytes, c.algorithm, 1.0, 0});
+                       r.nranks, r.nnodes, bytes, bytes, c.algorithm, 1.0, 0, 0});
         open = &out.back();
         log_speedup = 0;
       }
       open->max_bytes = bytes;
       open->sizes += 1;
+      open->margin = std::max(open->margin, c.margin);
       log_speedup += std::log(c.speedup);
     }
     close();

@@ -44,6 +44,9 @@ struct RunRequest {
   std::string launch;        // --launch 'PREFIX': the user's launcher for each launch
   std::string roof_link_gbps;    // --roof-link-gbps: network rate the probe cannot read
   std::string roof_host_memory;  // --roof-host-memory: GB/s, or "measure" in this launch
+  // Not a flag: false where the caller prints its own view of the records on stdout (tune's
+  // table), so that the run's --format writer does not.
+  bool results_to_stdout = true;
 };
 
 // One `run` flag: its names and help for the command line, the request field it fills (exactly

@@ -1,5 +1,8 @@
 """commbench tune: every algorithm swept, advice per size range, an Open MPI rules file that
 follows Open MPI's format, and bad input refused."""
+import csv
+import io
+import json
 import os
 import re
 
@@ -11,18 +14,20 @@ def test_tune_sweeps_every_algorithm_and_advises_per_size_range():
     tuner = os.path.join(d, "nccl_tuner.conf")
     p = run(["tune", "-B", "mpi", "-c", "allreduce", "-b", "64", "-e", "64K", "-f", "32",
              "--min-time", "0.01", "--emit-nccl-tuner", tuner, "--format", "csv"], np=2, check=0)
-    table = p.stdout.split("#\n# tune:")[0]
-    rows = parse_csv(table)
+    # Under --format csv stdout is the CSV document alone; the advice goes to stderr.
+    rows = parse_csv(p.stdout)
     assert_validated(rows)
     algorithms = {r["algorithm"] for r in rows}
     assert "default" in algorithms and len(algorithms) >= 3, algorithms
     assert {r["bytes"] for r in rows} == {"64", "2048", "65536"}, rows
-    assert "# tune: the algorithm to use per size range" in p.stdout, p.stdout
-    advice = [l for l in p.stdout.splitlines() if re.match(r"\s+mpi\s+allreduce\s", l)]
-    assert advice, p.stdout
-    for line in advice:  # each range names a swept algorithm and a speedup
-        use, speedup = line.split()[-2:]
+    assert "# tune:" not in p.stdout, p.stdout
+    assert "# tune: the algorithm to use per size range" in p.stderr, p.stderr
+    advice = [l for l in p.stderr.splitlines() if re.match(r"#?\s+mpi\s+allreduce\s", l)]
+    assert advice, p.stderr
+    for line in advice:  # each range names a swept algorithm, a speedup and its noise margin
+        use, speedup, margin = line.split()[-3:]
         assert use in algorithms and re.match(r"\d+\.\d\dx$", speedup), line
+        assert re.match(r"\d+\.\d%$", margin) and float(margin[:-1]) >= 2.0, line
     # mpi results only: the NCCL tuner file holds its header and nothing to apply.
     lines = open(tuner).read().splitlines()
     assert lines and all(l.startswith("#") for l in lines), lines
@@ -36,9 +41,10 @@ def test_tune_recommends_and_writes_ompi_rules():
     rules = os.path.join(d, "rules.txt")
     p = run(["tune", "-B", "mpi", "-c", "allreduce,alltoall", "-b", "64", "-e", "64K", "-f", "32",
              "--min-time", "0.01", "--emit-ompi-rules", rules, "--format", "csv"], np=2, check=0)
-    assert "# tune: the algorithm to use per size range" in p.stdout, p.stdout
-    advice = [l for l in p.stdout.splitlines() if re.match(r"\s+mpi\s+(allreduce|alltoall)\s", l)]
-    assert advice, p.stdout
+    assert "# tune: the algorithm to use per size range" in p.stderr, p.stderr
+    advice = [l for l in p.stderr.splitlines()
+              if re.match(r"#?\s+mpi\s+(allreduce|alltoall)\s", l)]
+    assert advice, p.stderr
     algorithms = {r.split(",")[2] for r in p.stdout.splitlines()[1:] if r.startswith("mpi,")}
     assert {"default", "ring", "recursive_doubling"} <= algorithms, algorithms
     # Rules file: numbers only after stripping comments; collective count, then per collective its
@@ -58,6 +64,45 @@ def test_tune_recommends_and_writes_ompi_rules():
     assert pos == len(numbers)
 
 
+SWEEP = ["tune", "-B", "mpi", "-c", "allreduce", "-b", "64", "-e", "64K", "-f", "32",
+         "--min-time", "0.005"]
+
+
+def test_tune_prints_candidate_lines_not_column_groups():
+    p = run(SWEEP, np=2, check=0)
+    lines = p.stdout.splitlines()
+    algorithms = {r["algorithm"] for r in parse_csv(run(SWEEP + ["--format", "csv"], np=2,
+                                                        check=0).stdout)}
+    assert len(algorithms) >= 4, algorithms  # more candidates than the lines shown per size
+    heading = [l for l in lines if l.startswith("# allreduce mpi float sum out-of-place")]
+    assert heading and f"{len(algorithms)} candidates per size" in heading[0], p.stdout
+    # Per size one line per candidate: the fastest 3 and the current default, no column groups.
+    rows = [l.split() for l in lines if re.match(r"\s*\d+ (B|KiB)\s", l)]
+    per_size = {}
+    for r in rows:
+        per_size.setdefault(" ".join(r[:2]), []).append(r[2])
+    assert set(per_size) == {"64 B", "2 KiB", "64 KiB"}, per_size
+    for size, names in per_size.items():
+        assert 3 <= len(names) <= 4 and "default" in names, (size, names)
+        assert set(names) <= algorithms, names
+    assert max(len(l) for l in lines) < 200, max(lines, key=len)
+    assert "# tune: the algorithm to use per size range" in p.stdout, p.stdout
+    # The run's side-by-side table is there on request: a column group per algorithm.
+    wide = run(SWEEP + ["--side-by-side"], np=2, check=0).stdout
+    assert all(f"mpi/{a}" in wide for a in algorithms), wide
+    assert max(len(l) for l in wide.splitlines()) > 400, wide
+
+
+def test_tune_documents_on_stdout_parse():
+    # stdout holds exactly the document: the advice goes to stderr.
+    p = run(SWEEP + ["--format", "json"], np=2, check=0)
+    doc = json.loads(p.stdout)
+    assert doc["results"] and "# tune: the algorithm" in p.stderr, p.stderr
+    p = run(SWEEP + ["--format", "csv"], np=2, check=0)
+    rows = list(csv.reader(io.StringIO(p.stdout)))
+    assert len(rows) > 1 and all(len(r) == len(rows[0]) for r in rows), p.stdout
+
+
 def test_tune_bad_input():
     p = run(["tune", "--min-gain", "-5"])
     assert p.returncode == 2 and "--min-gain" in p.stderr, p.stderr
@@ -68,4 +113,6 @@ def test_tune_bad_input():
 
 if __name__ == "__main__":
     main([test_tune_sweeps_every_algorithm_and_advises_per_size_range,
-          test_tune_recommends_and_writes_ompi_rules, test_tune_bad_input])
+          test_tune_recommends_and_writes_ompi_rules,
+          test_tune_prints_candidate_lines_not_column_groups, test_tune_documents_on_stdout_parse,
+          test_tune_bad_input])

@@ -6,8 +6,11 @@ import csv
 import io
 import json
 import os
+import signal
+import subprocess
+import time
 
-from cbtest import RESULT_COLUMNS, Skip, is_openmpi, main, mpi_prefix, run, tempdir
+from cbtest import COMMBENCH, RESULT_COLUMNS, Skip, is_openmpi, main, mpi_prefix, run, tempdir
 
 SIZES = ["-c", "allreduce", "-b", "1M", "-e", "4M", "-f", "4", "--min-time", "0.02", "-A",
          "default"]
@@ -59,10 +62,10 @@ def test_known_slower_setting_is_not_recommended():
     emit = os.path.join(d, "best.env")
     p = tune(["--env", "COMMBENCH_TEST_FAULT=" + SLOW, "--emit-env", emit, "--format", "csv",
               "--rounds", "3"], sizes=SMALL, check=0)
-    after = p.stdout.split("# tune: the environment combination")[1]
+    after = p.stderr.split("# tune: the environment combination")[1]
     advice = [l for l in after.splitlines() if "allreduce" in l]
     # Each size keeps the current environment (the table still names the combination judged).
-    assert advice and all("current | default" in l for l in advice), p.stdout
+    assert advice and all("current | default" in l for l in advice), p.stderr
     text = open(emit).read()
     settings = [l for l in text.splitlines() if not l.startswith("#")]
     assert "keep it" in text and settings == [], text
@@ -76,9 +79,9 @@ def test_known_faster_setting_is_recommended():
     env = dict(os.environ, COMMBENCH_TEST_FAULT=SLOW)
     p = tune(["--env", "COMMBENCH_TEST_FAULT=none", "--emit-env", emit, "--format", "csv",
               "--rounds", "5"], sizes=SMALL, check=0, env=env)
-    after = p.stdout.split("# tune: the environment combination")[1]
+    after = p.stderr.split("# tune: the environment combination")[1]
     advice = [l for l in after.splitlines() if "allreduce" in l]
-    assert advice and all("COMMBENCH_TEST_FAULT=none" in l for l in advice), p.stdout
+    assert advice and all("COMMBENCH_TEST_FAULT=none" in l for l in advice), p.stderr
     text = open(emit).read()
     assert "COMMBENCH_TEST_FAULT=none" in text.splitlines(), text
 
@@ -117,6 +120,73 @@ def test_resume_skips_finished_combinations():
     assert any(r["env"] == f"{var}={vals[1]}" for r in after)
 
 
+def test_resume_from_another_sweep_is_refused():
+    # Records of other collectives, rank counts or sizes do not stand for this sweep's: refused
+    # before anything runs, naming what differs, and no output written.
+    d = tempdir()
+    first = os.path.join(d, "first.jsonl")
+    tune(["--env", "COMMBENCH_UNUSED_KNOB=a", "--output", first], check=0)
+    second = os.path.join(d, "second.jsonl")
+    for args, needle in ((["-c", "broadcast"], "collectives: the file measured allreduce, "
+                                               "this sweep measures broadcast"),
+                         (["-N", "3"], "ranks: the file measured 2, this sweep measures 3"),
+                         (["-e", "16M"], "sizes:")):
+        p = run(["tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1", *args, "--env",
+                 "COMMBENCH_UNUSED_KNOB=a,b", "--resume", first, "--output", second], check=2)
+        first_line = p.stderr.splitlines()[0]
+        assert first_line.startswith(f"commbench: --resume {first} holds another sweep's"), p.stderr
+        assert needle in first_line and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert not os.path.exists(second) and p.stdout == "", p.stdout
+
+
+def test_documents_on_stdout_parse():
+    # stdout is exactly the document; the advice and failures go to stderr.
+    p = tune(["--env", "COMMBENCH_UNUSED_KNOB=a", "--format", "json"], check=0)
+    assert {r["env"] for r in json.loads(p.stdout)["results"]} == {"", "COMMBENCH_UNUSED_KNOB=a"}
+    assert "# tune --env: " in p.stderr, p.stderr
+    p = tune(["--env", "COMMBENCH_UNUSED_KNOB=a", "--format", "csv"], check=0)
+    rows = list(csv.reader(io.StringIO(p.stdout)))
+    assert rows[0] == RESULT_COLUMNS and all(len(r) == len(RESULT_COLUMNS) for r in rows), p.stdout
+
+
+def test_grid_beyond_the_bound_is_refused():
+    # 10^8 combinations: refused at once from the count, before any is built.
+    d = tempdir()
+    grid = os.path.join(d, "g.toml")
+    values = ", ".join(str(i) for i in range(100))
+    with open(grid, "w") as f:
+        f.write("[env]\n" + "".join(f"NCCL_K{a} = [{values}]\n" for a in range(4)))
+    p = tune(["--env-grid", grid, "--output", os.path.join(d, "t.json")], check=2, timeout=20)
+    assert p.stderr.startswith("commbench: the environment grid has 100000000 combinations "
+                               "(100 x 100 x 100 x 100 values), more than the 10000"), p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and os.listdir(d) == ["g.toml"], p.stderr
+
+
+def test_interrupted_sweep_marks_its_env_file():
+    # Stopped after its first job (test hook): exit 1, and the env file says the grid was cut,
+    # names what was not measured and sets nothing.
+    d, tmp = tempdir(), tempdir()
+    pause = os.path.join(tempdir(), "paused")
+    emit = os.path.join(d, "best.env")
+    env = dict(os.environ, TMPDIR=tmp, COMMBENCH_TEST_PAUSE_BETWEEN_JOBS=pause)
+    p = subprocess.Popen([COMMBENCH, "tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1",
+                          "--env", "COMMBENCH_UNUSED_KNOB=a,b", "--emit-env", emit],
+                         cwd=d, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(pause):
+        assert p.poll() is None, p.stderr.read()
+        assert time.monotonic() < deadline, "the first job never ended"
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 1, f"exit {p.returncode}\n{err}"
+    lines = open(emit).read().splitlines()
+    assert lines[0].startswith("# INCOMPLETE: the sweep was interrupted by signal 2"), lines
+    assert lines[0].count("COMMBENCH_UNUSED_KNOB=") + lines[0].count("baseline") == 2, lines
+    assert [l for l in lines if not l.startswith("#")] == [], lines
+
+
 def test_launch_prefix_passes_the_variables():
     d = tempdir()
     out = os.path.join(d, "t.json")
@@ -150,6 +220,8 @@ if __name__ == "__main__":
     main([test_every_combination_reaches_every_rank_and_is_recorded,
           test_known_slower_setting_is_not_recommended, test_known_faster_setting_is_recommended,
           test_invalid_value_fails_only_its_combination,
-          test_resume_skips_finished_combinations,
+          test_resume_skips_finished_combinations, test_resume_from_another_sweep_is_refused,
+          test_documents_on_stdout_parse, test_grid_beyond_the_bound_is_refused,
+          test_interrupted_sweep_marks_its_env_file,
           test_launch_prefix_passes_the_variables,
           test_bad_grids_are_usage_errors])

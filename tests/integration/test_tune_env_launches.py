@@ -17,9 +17,10 @@ def tune(args, **kw):
     return run(["tune", "-B", "mpi", "-N", "2", *SIZES, "--format", "csv", *args], **kw)
 
 
-def verdict(stdout):
-    lines = [l for l in stdout.splitlines() if l.startswith("# tune --env: ")]
-    assert len(lines) == 1, stdout
+def verdict(stderr):
+    # Under --format csv, stdout holds the CSV alone and the advice goes to stderr.
+    lines = [l for l in stderr.splitlines() if l.startswith("# tune --env: ")]
+    assert len(lines) == 1, stderr
     return lines[0][len("# tune --env: "):]
 
 
@@ -33,7 +34,7 @@ def test_noop_knob_is_not_advised():
     env = {k: v for k, v in os.environ.items() if k != "COMMBENCH_TEST_FAULT"}
     p = tune(["--env", "COMMBENCH_UNUSED_KNOB=a,b", "--rounds", "3", "--emit-env", emit],
              check=0, env=env)
-    line = verdict(p.stdout)
+    line = verdict(p.stderr)
     assert line.startswith(("KEEP the current environment", "INCONCLUSIVE")), line
     assert "launches" in line, line
     assert settings(emit) == [], open(emit).read()
@@ -49,7 +50,7 @@ def test_combination_lifting_a_slow_reference_is_advised_and_quoted():
     p = tune(["--env", f"COMMBENCH_TEST_FAULT=,{SLOW}",
               "--env", f"COMMBENCH_UNUSED_KNOB=$(touch {marker})", "--rounds", "5",
               "--emit-env", emit], check=0, env={"COMMBENCH_TEST_FAULT": SLOW})
-    line = verdict(p.stdout)
+    line = verdict(p.stderr)
     assert line.startswith(f"ADVISE COMMBENCH_TEST_FAULT= COMMBENCH_UNUSED_KNOB=$(touch {marker})"), line
     assert "faster (its gain's 99 % bound" in line and "environment's part" in line, line
     assert settings(emit) == ["COMMBENCH_TEST_FAULT=''",
