@@ -127,12 +127,14 @@ def test_resume_from_another_sweep_is_refused():
     first = os.path.join(d, "first.jsonl")
     tune(["--env", "COMMBENCH_UNUSED_KNOB=a", "--output", first], check=0)
     second = os.path.join(d, "second.jsonl")
-    for args, needle in ((["-c", "broadcast"], "collectives: the file measured allreduce, "
-                                               "this sweep measures broadcast"),
-                         (["-N", "3"], "ranks: the file measured 2, this sweep measures 3"),
-                         (["-e", "16M"], "sizes:")):
-        p = run(["tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1", *args, "--env",
-                 "COMMBENCH_UNUSED_KNOB=a,b", "--resume", first, "--output", second], check=2)
+    for flag, value, needle in (("-c", "broadcast", "collectives: the file measured allreduce, "
+                                                    "this sweep measures broadcast"),
+                                ("-N", "3", "ranks: the file measured 2, this sweep measures 3"),
+                                ("-e", "16M", "sizes:")):
+        args = ["tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1", "--env",
+                "COMMBENCH_UNUSED_KNOB=a,b", "--resume", first, "--output", second]
+        args[args.index(flag) + 1] = value
+        p = run(args, check=2)
         first_line = p.stderr.splitlines()[0]
         assert first_line.startswith(f"commbench: --resume {first} holds another sweep's"), p.stderr
         assert needle in first_line and len(p.stderr.strip().splitlines()) == 1, p.stderr

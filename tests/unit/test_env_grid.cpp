@@ -36,6 +36,57 @@ TEST(EnvGrid, CartesianProductFirstAxisSlowest) {
   EXPECT_THROW(env_combinations({{"NCCL_A", {"1"}}, {"NCCL_A", {"2"}}}), Error);
 }
 
+EnvAxis axis_of(const std::string& name, std::size_t values) {
+  EnvAxis a{name, {}};
+  for (std::size_t i = 0; i < values; ++i) a.values.push_back(std::to_string(i));
+  return a;
+}
+
+TEST(EnvGrid, CombinationsAreCountedBeforeTheyAreBuilt) {
+  EXPECT_EQ(env_combination_count({}), 1u);
+  EXPECT_EQ(env_combination_count({axis_of("NCCL_A", 100), axis_of("NCCL_B", 100)}), 10000u);
+  // The product saturates rather than wrapping around.
+  std::vector<EnvAxis> huge(7, axis_of("NCCL_A", 1000));
+  EXPECT_EQ(env_combination_count(huge), UINT64_MAX);
+  // At the bound the grid is built; one value beyond it is refused.
+  EXPECT_EQ(env_combinations({axis_of("NCCL_A", 100), axis_of("NCCL_B", 100)}).size(),
+            kMaxEnvCombinations);
+  try {
+    env_combinations({axis_of("NCCL_A", 101), axis_of("NCCL_B", 100)});
+    FAIL() << "a grid beyond the bound was built";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("10100 combinations (101 x 100 values)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+ResultRecord measured(const std::string& collective, int nranks, std::uint64_t bytes) {
+  ResultRecord r;
+  r.backend = "mpi";
+  r.collective = collective;
+  r.algorithm = "default";
+  r.nranks = nranks;
+  r.bytes = bytes;
+  return r;
+}
+
+TEST(EnvGrid, ResumedRecordsOfAnotherSweepAreNamed) {
+  auto collective = [](const ResultRecord& r) { return r.collective; };
+  auto ranks = [](const ResultRecord& r) { return std::to_string(r.nranks); };
+  const std::vector<ResultRecord> records = {measured("allreduce", 2, 8),
+                                             measured("allreduce", 2, 64)};
+  EXPECT_EQ(sweep_difference(records, {{"collectives", collective, {"allreduce"}, {}},
+                                       {"ranks", ranks, {"2"}, {}}}),
+            "");
+  EXPECT_EQ(sweep_difference(records, {{"collectives", collective, {"allreduce", "broadcast"}, {}}}),
+            "collectives: the file measured allreduce, this sweep measures allreduce,broadcast");
+  EXPECT_EQ(sweep_difference(records, {{"ranks", ranks, {"4"}, {}}}),
+            "ranks: the file measured 2, this sweep measures 4");
+  // A dimension the request does not know before the run is not compared.
+  EXPECT_EQ(sweep_difference(records, {{"ranks", ranks, {}, {}}}), "");
+}
+
 TEST(EnvGrid, TomlFileWithStringsAndIntegers) {
   std::string path = ::testing::TempDir() + "grid.toml";
   {

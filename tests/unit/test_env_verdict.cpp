@@ -110,5 +110,19 @@ TEST(EmitEnv, NothingIsWrittenWithoutAnAdvisedCombination) {
   EXPECT_NE(text.find("keep it"), std::string::npos) << text;
 }
 
+TEST(EmitEnv, ACutSweepSaysSoFirstAndSetsNothing) {
+  EnvChoice c;
+  c.label = "NCCL_X=1";
+  c.line = "ADVISE NCCL_X=1 ...";
+  const std::string text =
+      emit_env_text(c, {{"NCCL_X", "1"}}, "interrupted by signal 2 (Interrupt)", {"NCCL_X=2"});
+  EXPECT_EQ(text.rfind("# INCOMPLETE: the sweep was interrupted by signal 2 (Interrupt); not "
+                       "measured in full: NCCL_X=2\n",
+                       0),
+            0u)
+      << text;
+  EXPECT_EQ(text.find("\nNCCL_X=1\n"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace cb

@@ -1,12 +1,16 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "collectives/backends/nccl/nccl_tuning.hpp"
 #include "report/tune.hpp"
+#include "report/tune_text.hpp"
 
 namespace cb {
 
@@ -87,6 +91,33 @@ TEST(Tune, TheNoiseMarginIsThreeCombinedStandardErrors) {
   // still known far better than the gap: its standard error is 0.35 % of default's time.
   ranges = recommend({rec("default", 64, 30000, 0.02, 5), rec("ring", 64, 140, 11.2, 1000)});
   EXPECT_EQ(ranges[0].algorithm, "ring");
+}
+
+TEST(TuneText, OneLinePerCandidateAtEachSizeTheFastestFewAndDefault) {
+  std::vector<ResultRecord> rs;
+  for (int i = 0; i < 10; ++i) rs.push_back(rec(fmt::format("algo{}", i), 1024, 10.0 + i));
+  rs.push_back(rec("default", 1024, 30));
+  std::ostringstream out;
+  print_candidates(rs, 3, out);
+  std::vector<std::string> lines;
+  std::istringstream text(out.str());
+  for (std::string l; std::getline(text, l);) lines.push_back(l);
+  // A heading, the column names, the fastest 3 and the current default.
+  ASSERT_EQ(lines.size(), 6u) << out.str();
+  EXPECT_NE(lines[0].find("11 candidates per size, the fastest 3"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[2].find("algo0"), std::string::npos);
+  EXPECT_NE(lines[2].find("3.00x"), std::string::npos) << lines[2];  // 30 us over 10 us
+  EXPECT_NE(lines[5].find("default"), std::string::npos);
+  for (const auto& l : lines) EXPECT_LT(l.size(), 160u) << l;
+}
+
+TEST(Tune, TheAdviceCarriesItsNoiseMargin) {
+  // 20 % faster, but each mean's standard error is 10 % (cv 1, 100 iterations): the margin is
+  // 3 x sqrt(0.08^2 + 0.1^2) = 38 %, and default is kept.
+  auto ranges = recommend({rec("default", 64, 10, 1.0, 100), rec("ring", 64, 8, 1.0, 100)});
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0].algorithm, "default");
+  EXPECT_NEAR(ranges[0].margin, 3 * std::hypot(0.08, 0.1), 1e-9);
 }
 
 TEST(Tune, NeverRecommendsAnAlgorithmThatGaveWrongResults) {
