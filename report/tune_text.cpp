@@ -31,12 +31,12 @@ std::string heading(const ResultRecord& r, std::size_t candidates, std::size_t s
   std::string where = fmt::format("{} {} {} {} {}", r.collective, r.backend, r.dtype, r.op,
                                   r.placement == "in" ? "in-place" : "out-of-place");
   if (r.root >= 0) where += fmt::format(" root {}", r.root);
-  std::string which =
-      candidates <= shown
-          ? fmt::format("{} candidates per size, fastest first", candidates)
-          : fmt::format("{} candidates per size, the fastest {} and the current default "
-                        "(--side-by-side shows all)",
-                        candidates, shown);
+  std::string which = candidates <= shown
+                          ? fmt::format("{} candidates per size, fastest first", candidates)
+                          : fmt::format(
+                                "{} candidates per size, the fastest {} and the current default "
+                                "(--side-by-side shows all)",
+                                candidates, shown);
   return fmt::format("# {}, {} ranks: {}", where, r.nranks, which);
 }
 
@@ -72,9 +72,9 @@ void print_candidates(const std::vector<ResultRecord>& records, std::size_t show
       for (std::size_t i = 0; i < at.size(); ++i) {
         const ResultRecord& r = *at[i];
         if (i >= shown && &r != reference) continue;
-        const std::string gain =
-            reference && r.time_us > 0 ? fmt::format("{:.2f}x", reference->time_us / r.time_us)
-                                       : "-";
+        const std::string gain = reference && r.time_us > 0
+                                     ? fmt::format("{:.2f}x", reference->time_us / r.time_us)
+                                     : "-";
         t.add_row({format_size(bytes), series_algorithm(r), format_time_us(r.time_us),
                    format_time_us(r.p50_us),
                    r.busbw_GBps ? fmt::format("{:.2f}", *r.busbw_GBps) : "-", gain,
