@@ -6,11 +6,9 @@ import csv
 import io
 import json
 import os
-import signal
-import subprocess
-import time
 
-from cbtest import COMMBENCH, RESULT_COLUMNS, Skip, is_openmpi, main, mpi_prefix, run, tempdir
+from cbtest import RESULT_COLUMNS, Skip, is_openmpi, main, mpi_prefix, run, tempdir
+from test_repeat import stop_between_jobs
 
 SIZES = ["-c", "allreduce", "-b", "1M", "-e", "4M", "-f", "4", "--min-time", "0.02", "-A",
          "default"]
@@ -167,22 +165,9 @@ def test_grid_beyond_the_bound_is_refused():
 def test_interrupted_sweep_marks_its_env_file():
     # Stopped after its first job (test hook): exit 1, and the env file says the grid was cut,
     # names what was not measured and sets nothing.
-    d, tmp = tempdir(), tempdir()
-    pause = os.path.join(tempdir(), "paused")
-    emit = os.path.join(d, "best.env")
-    env = dict(os.environ, TMPDIR=tmp, COMMBENCH_TEST_PAUSE_BETWEEN_JOBS=pause)
-    p = subprocess.Popen([COMMBENCH, "tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1",
-                          "--env", "COMMBENCH_UNUSED_KNOB=a,b", "--emit-env", emit],
-                         cwd=d, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True)
-    deadline = time.monotonic() + 120
-    while not os.path.exists(pause):
-        assert p.poll() is None, p.stderr.read()
-        assert time.monotonic() < deadline, "the first job never ended"
-        time.sleep(0.05)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=120)
-    assert p.returncode == 1, f"exit {p.returncode}\n{err}"
+    emit = os.path.join(tempdir(), "best.env")
+    stop_between_jobs(["tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1", "--env",
+                       "COMMBENCH_UNUSED_KNOB=a,b", "--emit-env", emit], "combinations finished")
     lines = open(emit).read().splitlines()
     assert lines[0].startswith("# INCOMPLETE: the sweep was interrupted by signal 2"), lines
     assert lines[0].count("COMMBENCH_UNUSED_KNOB=") + lines[0].count("baseline") == 2, lines
