@@ -87,7 +87,8 @@ def one_run(args, grid, env_extra):
         if p.returncode != 0:
             print(f"  exit {p.returncode}: {p.stderr.strip().splitlines()[-1:]}")
             return None, ""
-        line = next((l for l in p.stdout.splitlines() if l.startswith("# tune --env: ")), "")
+        # Under --format csv the verdict is on stderr (stdout holds the CSV alone).
+        line = next((l for l in p.stderr.splitlines() if l.startswith("# tune --env: ")), "")
         settings = [l for l in open(emit).read().splitlines() if l and not l.startswith("#")]
         return settings, line[len("# tune --env: "):]
 
