@@ -88,9 +88,10 @@ def one_run(args, grid, env_extra):
             print(f"  exit {p.returncode}: {p.stderr.strip().splitlines()[-1:]}")
             return None, ""
         # Under --format csv the verdict is on stderr (stdout holds the CSV alone).
-        line = next((l for l in p.stderr.splitlines() if l.startswith("# tune --env: ")), "")
+        prefix = "commbench: # tune --env: "
+        line = next((l for l in p.stderr.splitlines() if l.startswith(prefix)), "")
         settings = [l for l in open(emit).read().splitlines() if l and not l.startswith("#")]
-        return settings, line[len("# tune --env: "):]
+        return settings, line[len(prefix):]
 
 
 def series(args, name, grid, env_extra, hit, hog):

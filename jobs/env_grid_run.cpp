@@ -13,6 +13,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <sstream>
 
 #include "collectives/catalogue/names.hpp"
 #include "common/atomic_file.hpp"
@@ -128,7 +129,10 @@ void advise(const std::vector<ResultRecord>& results, const std::vector<EnvCombi
             const TuneRequest& tq, const TuneOptions& options, const GridState& st,
             const TuneText& text) {
   if (text.candidates) print_candidates(results, kShownCandidates, std::cout);
-  EnvChoice best = advise_env(results, st.controls, options, *text.advice);
+  std::ostringstream advice;
+  EnvChoice best = advise_env(results, st.controls, options, advice);
+  for (const auto& f : st.failures) advice << "# failed: " << f << "\n";
+  print_tune_text(text, advice.str());
   if (!tq.emit_env.empty()) {
     EnvCombination chosen;
     for (const auto& c : grid) {
@@ -255,8 +259,6 @@ int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions
     meta.env_failures = st.failures;
   });
   if (!results.empty()) advise(results, grid, tq, options, st, text);
-  for (const auto& f : st.failures) *text.advice << "# failed: " << f << "\n";
-  *text.advice << std::flush;
   if (st.interrupted) {
     runtime_error(
         "interrupted by signal {} ({}); {} of {} combinations finished and were written{}",

@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "collectives/backends/registry.hpp"
 #include "common/atomic_file.hpp"
@@ -26,10 +27,12 @@ class TuneWriter : public Writer {
   void finish() override {
     auto ranges = recommend(records_, options_);
     if (text_.candidates) print_candidates(records_, kShownCandidates, std::cout);
+    std::ostringstream advice;
     print_advice(ranges,
                  "the algorithm to use per size range (speedup over default, geometric mean; "
                  "margin: the gain a forced algorithm had to exceed)",
-                 *text_.advice);
+                 advice);
+    print_tune_text(text_, advice.str());
     write_tuning_files(rq_, ranges);
   }
 
@@ -101,7 +104,17 @@ TuneText tune_text(const RunRequest& rq, const TuneRequest& tq) {
     usage_error("--side-by-side applies to --format table: '{}' holds every candidate already",
                 rq.format);
   }
-  return {people && !tq.side_by_side, people ? &std::cout : &std::cerr};
+  return {people && !tq.side_by_side, !people};
+}
+
+void print_tune_text(const TuneText& text, const std::string& advice) {
+  if (!text.advice_to_stderr) {
+    std::cout << advice << std::flush;
+    return;
+  }
+  std::istringstream lines(advice);
+  for (std::string line; std::getline(lines, line);) std::cerr << "commbench: " << line << "\n";
+  std::cerr << std::flush;
 }
 
 int tune(const RunRequest& rq, const TuneRequest& tq) {

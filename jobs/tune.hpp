@@ -25,12 +25,15 @@ struct TuneRequest {
 
 // Where tune's text goes: with --format table, stdout gets per size one line per candidate
 // (unless --side-by-side asks for the run's table) and the advice; with a document format
-// (csv, json, ...) stdout holds exactly the document and the advice goes to stderr.
+// (csv, json, ...) stdout holds exactly the document and the advice goes to stderr, each line
+// as a `commbench: ` line (so that it passes from a rank through the launcher as its notes do).
 struct TuneText {
   bool candidates = false;  // print the candidate lines instead of the run's table
-  std::ostream* advice = nullptr;
+  bool advice_to_stderr = false;
 };
 TuneText tune_text(const RunRequest& rq, const TuneRequest& tq);
+// Prints the advice's text where `text` says.
+void print_tune_text(const TuneText& text, const std::string& advice);
 
 // Checks tune's own values before any work: --min-gain, --rounds, the emitted files'
 // directories and that none of them is one of the run's `outputs`, and that --resume and

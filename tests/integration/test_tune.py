@@ -22,7 +22,8 @@ def test_tune_sweeps_every_algorithm_and_advises_per_size_range():
     assert {r["bytes"] for r in rows} == {"64", "2048", "65536"}, rows
     assert "# tune:" not in p.stdout, p.stdout
     assert "# tune: the algorithm to use per size range" in p.stderr, p.stderr
-    advice = [l for l in p.stderr.splitlines() if re.match(r"#?\s+mpi\s+allreduce\s", l)]
+    advice = [l for l in p.stderr.splitlines()
+              if re.match(r"commbench: \s+mpi\s+allreduce\s", l)]
     assert advice, p.stderr
     for line in advice:  # each range names a swept algorithm, a speedup and its noise margin
         use, speedup, margin = line.split()[-3:]
@@ -43,7 +44,7 @@ def test_tune_recommends_and_writes_ompi_rules():
              "--min-time", "0.01", "--emit-ompi-rules", rules, "--format", "csv"], np=2, check=0)
     assert "# tune: the algorithm to use per size range" in p.stderr, p.stderr
     advice = [l for l in p.stderr.splitlines()
-              if re.match(r"#?\s+mpi\s+(allreduce|alltoall)\s", l)]
+              if re.match(r"commbench: \s+mpi\s+(allreduce|alltoall)\s", l)]
     assert advice, p.stderr
     algorithms = {r.split(",")[2] for r in p.stdout.splitlines()[1:] if r.startswith("mpi,")}
     assert {"default", "ring", "recursive_doubling"} <= algorithms, algorithms
@@ -95,9 +96,10 @@ def test_tune_prints_candidate_lines_not_column_groups():
 
 def test_tune_documents_on_stdout_parse():
     # stdout holds exactly the document: the advice goes to stderr.
-    p = run(SWEEP + ["--format", "json"], np=2, check=0)
-    doc = json.loads(p.stdout)
-    assert doc["results"] and "# tune: the algorithm" in p.stderr, p.stderr
+    for np, ranks in ((2, []), (None, ["-N", "2"])):  # under mpirun, and ranks commbench starts
+        p = run(SWEEP + ranks + ["--format", "json"], np=np, check=0)
+        doc = json.loads(p.stdout)
+        assert doc["results"] and "commbench: # tune: the algorithm" in p.stderr, p.stderr
     p = run(SWEEP + ["--format", "csv"], np=2, check=0)
     rows = list(csv.reader(io.StringIO(p.stdout)))
     assert len(rows) > 1 and all(len(r) == len(rows[0]) for r in rows), p.stdout

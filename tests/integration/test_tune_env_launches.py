@@ -19,9 +19,9 @@ def tune(args, **kw):
 
 def verdict(stderr):
     # Under --format csv, stdout holds the CSV alone and the advice goes to stderr.
-    lines = [l for l in stderr.splitlines() if l.startswith("# tune --env: ")]
+    lines = [l for l in stderr.splitlines() if l.startswith("commbench: # tune --env: ")]
     assert len(lines) == 1, stderr
-    return lines[0][len("# tune --env: "):]
+    return lines[0][len("commbench: # tune --env: "):]
 
 
 def settings(path):
