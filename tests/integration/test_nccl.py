@@ -1,7 +1,7 @@
 """The nccl backend where no GPU is needed: finding and checking libnccl (bogus paths, a library
 that is not NCCL, test-double libraries for an old release and missing symbols,
 COMMBENCH_NCCL_LIB), `version`, argument checks, CUDA-aware MPI refusal, and -B nccl without a
-GPU. Arguments: the three fake libraries (old, partial, full) built from tests/unit/fake_nccl.c."""
+GPU. Arguments: the three fake libraries (old, partial, full) built from tests/unit/collectives/backends/nccl/fake_nccl.c."""
 import os
 import sys
 
