@@ -138,10 +138,10 @@ void advise(const std::vector<ResultRecord>& results, const std::vector<EnvCombi
     for (const auto& c : grid) {
       if (env_label(c) == best.label) chosen = c;
     }
-    const std::string cut =
-        st.interrupted ? fmt::format("interrupted by signal {} ({})", st.interrupted,
-                                     ::strsignal(st.interrupted))
-                       : std::string();
+    const std::string cut = st.interrupted
+                                ? fmt::format("interrupted by signal {} ({})", st.interrupted,
+                                              ::strsignal(st.interrupted))
+                                : std::string();
     write_file_atomically(tq.emit_env,
                           emit_env_text(best, chosen, cut, unmeasured(grid, st, round_count(tq))));
   }
@@ -162,36 +162,44 @@ std::vector<SweepDimension> sweep_dimensions(const RunRequest& rq) {
     return out;
   };
   std::vector<SweepDimension> d;
-  d.push_back({"backends", [](const ResultRecord& r) { return r.backend; },
-               rq.backends.empty() ? std::vector<std::string>{} : split_list(rq.backends), {}});
+  d.push_back({"backends",
+               [](const ResultRecord& r) { return r.backend; },
+               rq.backends.empty() ? std::vector<std::string>{} : split_list(rq.backends),
+               {}});
   const bool ranks_known = rq.launch.empty() || !rq.nranks.empty();
-  d.push_back({"ranks", [](const ResultRecord& r) { return std::to_string(r.nranks); },
+  d.push_back({"ranks",
+               [](const ResultRecord& r) { return std::to_string(r.nranks); },
                ranks_known ? std::vector<std::string>{std::to_string(wanted_ranks(rq, settings))}
                            : std::vector<std::string>{},
                {}});
-  d.push_back({"collectives", [](const ResultRecord& r) { return r.collective; },
-               rq.collectives == "all" ? std::vector<std::string>{} : names(o.collectives), {}});
+  d.push_back({"collectives",
+               [](const ResultRecord& r) { return r.collective; },
+               rq.collectives == "all" ? std::vector<std::string>{} : names(o.collectives),
+               {}});
   const bool every_algorithm =
       std::find(o.algorithms.begin(), o.algorithms.end(), "all") != o.algorithms.end();
   d.push_back({"algorithms",
                [](const ResultRecord& r) {
                  return is_default_algorithm(r.algorithm) ? std::string("default") : r.algorithm;
                },
-               every_algorithm ? std::vector<std::string>{} : o.algorithms, {}});
+               every_algorithm ? std::vector<std::string>{} : o.algorithms,
+               {}});
   std::vector<std::string> dtypes;
   for (DType t : o.dtypes) dtypes.emplace_back(info(t).name);
-  d.push_back({"dtypes",
-               [](const ResultRecord& r) {
-                 return r.collective == "barrier" ? std::string() : r.dtype;
-               },
-               dtypes, {}});
-  d.push_back({"ops", [](const ResultRecord& r) { return r.op == "none" ? std::string() : r.op; },
-               names(o.ops), {}});
-  d.push_back({"placements",
-               [](const ResultRecord& r) {
-                 return r.placement == "none" ? std::string() : r.placement;
-               },
-               names(o.placements), {}});
+  d.push_back(
+      {"dtypes",
+       [](const ResultRecord& r) { return r.collective == "barrier" ? std::string() : r.dtype; },
+       dtypes,
+       {}});
+  d.push_back({"ops",
+               [](const ResultRecord& r) { return r.op == "none" ? std::string() : r.op; },
+               names(o.ops),
+               {}});
+  d.push_back(
+      {"placements",
+       [](const ResultRecord& r) { return r.placement == "none" ? std::string() : r.placement; },
+       names(o.placements),
+       {}});
   std::vector<std::string> sizes;
   for (auto b : sweep_sizes(o)) sizes.push_back(std::to_string(b));
   // A size is rounded to whole elements (and ranks): near the requested one is the same size.
@@ -199,7 +207,8 @@ std::vector<SweepDimension> sweep_dimensions(const RunRequest& rq) {
                [](const ResultRecord& r) {
                  return r.collective == "barrier" ? std::string() : std::to_string(r.bytes);
                },
-               sizes, [](const std::string& have, const std::string& want) {
+               sizes,
+               [](const std::string& have, const std::string& want) {
                  const double h = std::stod(have), w = std::stod(want);
                  return std::abs(h - w) <= std::max(w / 2, 4096.0);
                }});
@@ -214,9 +223,10 @@ std::map<std::string, std::vector<ResultRecord>> resumed_records(const RunReques
   if (tq.resume.empty()) return resumed;
   std::vector<ResultRecord> records = read_result_file(tq.resume).records;
   if (std::string why = sweep_difference(records, sweep_dimensions(rq)); !why.empty()) {
-    usage_error("--resume {} holds another sweep's results ({}): resume with the options that "
-                "sweep used, or start without --resume",
-                tq.resume, why);
+    usage_error(
+        "--resume {} holds another sweep's results ({}): resume with the options that "
+        "sweep used, or start without --resume",
+        tq.resume, why);
   }
   for (auto& r : records) resumed[r.env].push_back(std::move(r));
   return resumed;

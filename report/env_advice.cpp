@@ -254,8 +254,9 @@ std::string emit_env_text(const EnvChoice& c, const EnvCombination& combination,
                           const std::string& cut, const std::vector<std::string>& unmeasured) {
   std::string mark;
   if (!cut.empty()) {
-    mark = fmt::format("# INCOMPLETE: the sweep was {}; not measured in full: {}\n", cut,
-                       unmeasured.empty() ? "none" : fmt::format("{}", fmt::join(unmeasured, ", ")));
+    mark =
+        fmt::format("# INCOMPLETE: the sweep was {}; not measured in full: {}\n", cut,
+                    unmeasured.empty() ? "none" : fmt::format("{}", fmt::join(unmeasured, ", ")));
   }
   std::string s =
       mark +

@@ -126,10 +126,11 @@ std::vector<EnvCombination> env_combinations(const std::vector<EnvAxis>& axes) {
   if (n > kMaxEnvCombinations) {
     std::vector<std::string> counts;
     for (const auto& a : axes) counts.push_back(std::to_string(a.values.size()));
-    usage_error("the environment grid has {} combinations ({} values), more than the {} tune --env "
-                "measures: narrow the axes or split the grid",
-                n == UINT64_MAX ? "more than 18446744073709551615" : std::to_string(n),
-                fmt::format("{}", fmt::join(counts, " x ")), kMaxEnvCombinations);
+    usage_error(
+        "the environment grid has {} combinations ({} values), more than the {} tune --env "
+        "measures: narrow the axes or split the grid",
+        n == UINT64_MAX ? "more than 18446744073709551615" : std::to_string(n),
+        fmt::format("{}", fmt::join(counts, " x ")), kMaxEnvCombinations);
   }
   std::vector<EnvCombination> out = {{}};
   for (const auto& a : axes) {

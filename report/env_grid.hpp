@@ -47,9 +47,9 @@ std::vector<EnvCombination> env_combinations(const std::vector<EnvAxis>& axes);
 // the values this sweep measures, taken from its request; an empty `wanted` is not known before
 // the run and is not compared.
 struct SweepDimension {
-  std::string name;                                  // "collectives"
+  std::string name;                                    // "collectives"
   std::function<std::string(const ResultRecord&)> of;  // a record's value; "" not counted
-  std::vector<std::string> wanted;                   // in the sweep's order
+  std::vector<std::string> wanted;                     // in the sweep's order
   // Whether two values are the same measurement (default: equal).
   std::function<bool(const std::string& have, const std::string& want)> same;
 };

@@ -13,7 +13,7 @@ struct RankExit {
   int code = 0;                      // exit code, or the signal number when signaled
   bool stopped_by_launcher = false;  // the launcher sent that signal while cleaning up
   bool unreported = false;  // ended without a word and without an exit status its parent saw
-  bool guessed = false;  // left no status: how it ended is what its launcher's exit status says
+  bool guessed = false;     // left no status: how it ended is what its launcher's exit status says
   std::string host;         // set when the job spans several hosts
   std::string message;      // what the rank said about its failure, when it told
   // Another rank that ended the same way within a millisecond of this one, before any other:

@@ -79,8 +79,9 @@ TEST(EnvGrid, ResumedRecordsOfAnotherSweepAreNamed) {
   EXPECT_EQ(sweep_difference(records, {{"collectives", collective, {"allreduce"}, {}},
                                        {"ranks", ranks, {"2"}, {}}}),
             "");
-  EXPECT_EQ(sweep_difference(records, {{"collectives", collective, {"allreduce", "broadcast"}, {}}}),
-            "collectives: the file measured allreduce, this sweep measures allreduce,broadcast");
+  EXPECT_EQ(
+      sweep_difference(records, {{"collectives", collective, {"allreduce", "broadcast"}, {}}}),
+      "collectives: the file measured allreduce, this sweep measures allreduce,broadcast");
   EXPECT_EQ(sweep_difference(records, {{"ranks", ranks, {"4"}, {}}}),
             "ranks: the file measured 2, this sweep measures 4");
   // A dimension the request does not know before the run is not compared.
