@@ -31,14 +31,9 @@ class ControlTransport : public PairTransport {
 
   double bandwidth(int me, int src, int dst, const SampleLimits& l) override {
     if (buf_.size() < l.bytes) buf_.assign(l.bytes, 1);
-    if (me != src) {
-      for (int k = 0; k <= l.samples; ++k) receive_sample(src);
-      return 0;
-    }
-    send_sample(dst, l);  // warm-up: connection set-up, registration
-    double best = 0;
-    for (int k = 0; k < l.samples; ++k) best = std::max(best, send_sample(dst, l));
-    return best;
+    return best_of_samples(
+        me, src, dst, l, [&](int to) { return send_sample(to, l); },
+        [&](int from) { receive_sample(from); });
   }
 
   double latency(int me, int a, int b, const SampleLimits& l) override {

@@ -5,6 +5,7 @@
 // at most the sample time.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -31,6 +32,22 @@ struct SampleLimits {
 // The most one direction or one latency phase of a pair takes, link speed aside: the warm-up
 // and every sample, each cut at `seconds`.
 double phase_bound_seconds(const SampleLimits& l);
+
+// One direction of a bandwidth phase, on both sides at once: the receiver takes a warm-up sample
+// and `l.samples` more; the sender sends them (`send(to)` returns a sample's GB/s) and returns the
+// best, 0 at the receiver.
+template <typename Send, typename Receive>
+double best_of_samples(int me, int src, int dst, const SampleLimits& l, Send send,
+                       Receive receive) {
+  if (me != src) {
+    for (int k = 0; k <= l.samples; ++k) receive(src);
+    return 0;
+  }
+  send(dst);  // warm-up: connection set-up, registration
+  double best = 0;
+  for (int k = 0; k < l.samples; ++k) best = std::max(best, send(dst));
+  return best;
+}
 
 class PairTransport {
  public:

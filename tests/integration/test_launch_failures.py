@@ -10,6 +10,7 @@ import subprocess
 import time
 
 from cbtest import (COMMBENCH, Skip, is_openmpi, main, mpi_prefix, parse_csv, tempdir)
+from test_orphans import alive, descendants
 
 QUICK = ["-c", "allreduce", "-e", "64", "--min-time", "0.002"]
 
@@ -20,33 +21,6 @@ def env_of(pid):
             return dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
     except OSError:
         return {}
-
-
-def descendants(root):
-    children = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(name))
-    out, todo = [], [root]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
 
 def ranks_of(root):
