@@ -1,5 +1,6 @@
 #include "collectives/engine/rank_run.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -108,6 +109,9 @@ void run_session(RankRun& run, Control& control, Watchdog& watchdog,
 // This rank's part of the run, from the watchdog on.
 int run_this_rank(RankRun& run) {
   BackendOptions& bo = run.bo;
+  // A peer that died leaves its sockets closed: a write to one must fail (EPIPE), so that the
+  // backend's error names that peer, instead of SIGPIPE ending this rank without a word.
+  ::signal(SIGPIPE, SIG_IGN);
   // A parent that gathers the ranks' ends prints the timeout from their status (naming a rank
   // it saw stopped); without one rank 0 prints it, and under env:// each rank its own.
   const bool parent = rank_status_wanted();

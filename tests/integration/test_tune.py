@@ -90,8 +90,7 @@ def test_tune_prints_candidate_lines_not_column_groups():
     assert "# tune: the algorithm to use per size range" in p.stdout, p.stdout
     # The run's side-by-side table is there on request: a column group per algorithm.
     wide = run(SWEEP + ["--side-by-side"], np=2, check=0).stdout
-    assert all(f"mpi/{a}" in wide for a in algorithms), wide
-    assert max(len(l) for l in wide.splitlines()) > 400, wide
+    assert any(all(f"mpi/{a}" in l for a in algorithms) for l in wide.splitlines()), wide
 
 
 def test_tune_documents_on_stdout_parse():
