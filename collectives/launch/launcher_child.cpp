@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "collectives/launch/job_guard.hpp"
 #include "collectives/launch/launcher_message.hpp"
 #include "collectives/launch/stop_signals.hpp"
 #include "common/checked_write.hpp"
@@ -87,23 +87,25 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
   if (pid < 0)
     runtime_error("cannot start {}: fork failed: {}", command.argv[0], std::strerror(errno));
   if (pid == 0) {
-    // Its own process group, so that a stop reaches whatever the launcher started; and it
-    // stops when commbench dies, SIGKILL included (the ranks notice too: rank_watch.hpp).
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(1);
     int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);  // a background group must not read a tty
     ::dup2(out_pipe.fd[1], STDOUT_FILENO);
     ::dup2(err_pipe.fd[1], STDERR_FILENO);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
-    for (const auto& [k, v] : command.env_defaults) ::setenv(k.c_str(), v.c_str(), 0);
-    for (const auto& [k, v] : command.env) ::setenv(k.c_str(), v.c_str(), 1);
-    ::execv(argv[0], argv.data());
-    std::string msg = std::string("cannot start ") + argv[0] + ": " + std::strerror(errno) + "\n";
-    ssize_t ignored = ::write(STDERR_FILENO, msg.data(), msg.size());
-    (void)ignored;
-    ::_exit(127);
+    // Its own process group under a guard, as every job commbench starts: a stop reaches
+    // whatever the launcher started, and when commbench dies (SIGKILL included) the launcher
+    // gets SIGTERM and what has not ended 5 s later is killed; a launcher whose own SIGTERM
+    // handling waits on its ranks does not run on (the ranks notice too: rank_watch.hpp).
+    guard_job(parent, [&] {
+      for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
+      for (const auto& [k, v] : command.env_defaults) ::setenv(k.c_str(), v.c_str(), 0);
+      for (const auto& [k, v] : command.env) ::setenv(k.c_str(), v.c_str(), 1);
+      ::execv(argv[0], argv.data());
+      std::string msg =
+          std::string("cannot start ") + argv[0] + ": " + std::strerror(errno) + "\n";
+      ssize_t ignored = ::write(STDERR_FILENO, msg.data(), msg.size());
+      (void)ignored;
+      ::_exit(127);
+    });
   }
   ::close(out_pipe.fd[1]);
   out_pipe.fd[1] = -1;
