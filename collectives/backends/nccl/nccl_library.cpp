@@ -83,7 +83,7 @@ void resolve(void* handle, const char* name, Fn& slot, std::vector<std::string>*
 }
 
 // Checks and binds an opened handle; returns the error text, empty on success.
-std::string bind(void* handle, const std::string& path, Library& lib) {
+std::string bind_symbols(void* handle, const std::string& path, Library& lib) {
   Functions& f = lib.fn;
   resolve(handle, "ncclGetVersion", f.GetVersion, nullptr);
   if (!f.GetVersion) return fmt::format("{} is not NCCL: it has no ncclGetVersion", path);
@@ -151,7 +151,7 @@ LoadResult open_and_bind(const std::string& path, const std::string& source, Err
   }
   auto lib = std::make_unique<Library>();
   lib->path = loaded_path(handle, path);
-  std::string error = bind(handle, lib->path, *lib);
+  std::string error = bind_symbols(handle, lib->path, *lib);
   if (!error.empty()) {
     // Keep the handle: a half-initialised NCCL is never unloaded safely.
     return {nullptr, fmt::format("{} ({})", error, source), kind};
