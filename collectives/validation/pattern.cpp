@@ -10,6 +10,8 @@
 
 namespace cb {
 
+const unsigned char kUnwrittenMarker = 0xFF;
+
 namespace {
 
 std::int64_t clamp_modulus(std::int64_t m) {

@@ -23,7 +23,7 @@ namespace cb {
 // all-ones bytes are NaN in every floating type (half, bfloat16, float, double, fp8 e4m3 and
 // e5m2), -1 in the signed integers (expected values are never negative), and the type's largest
 // value in the unsigned ones, which the pattern keeps every input and reduction below.
-inline constexpr unsigned char kUnwrittenMarker = 0xFF;
+extern const unsigned char kUnwrittenMarker;  // 0xFF (pattern.cpp)
 
 // Encoded values of one periodic sequence, stored twice over so that any rotation of one period
 // is contiguous: element s of the sequence is data[(s % period) ...].
