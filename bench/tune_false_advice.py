@@ -3,7 +3,7 @@
 
   bench/tune_false_advice.py [--commbench PATH] [--runs 20] [--rounds N] [--hog]
                              [--slow-us 1000] [--min-time 0.01] [--algorithms default]
-                             [--skip-noop] [--skip-slowed]
+                             [--skip-noop] [--skip-slowed] [--ompi]
 
 no-op grid: RUNS times `tune -B mpi -N 2 -c allreduce,broadcast -b 8 -e 4M -f 8
   --env COMMBENCH_UNUSED_KNOB=a,b,c --emit-env FILE`: a variable nothing reads, so any setting
@@ -14,6 +14,11 @@ slowed reference: RUNS times the same sweep with COMMBENCH_TEST_FAULT=slow:0:SLO
   current environment (rank 0 sleeps SLOW_US microseconds after every call) and the grid
   `--env COMMBENCH_TEST_FAULT=,slow:0:SLOW_US`: the empty value lifts the slowdown, and a run
   detects it when FILE sets COMMBENCH_TEST_FAULT=''.
+--ompi (an Open MPI build): RUNS times the same sweep with a real Open MPI variable whose effect
+  is known here: the current environment has OMPI_MCA_btl=^vader (no shared-memory transport:
+  the two ranks talk over TCP loopback; OMPI_MCA_pml=ob1 throughout, so that the BTLs are what
+  carries the messages) and the grid `--env OMPI_MCA_btl=^vader,^tcp`; a run finds the effect
+  when FILE sets OMPI_MCA_btl to ^tcp (shared memory back).
 
 --algorithms is tune's -A (default: `default`, so that a run takes about a minute on the 2-core
 test machine; `all` is tune's own default and takes a few times longer).
@@ -123,6 +128,7 @@ def main():
     ap.add_argument("--algorithms", default="default")
     ap.add_argument("--skip-noop", action="store_true")
     ap.add_argument("--skip-slowed", action="store_true")
+    ap.add_argument("--ompi", action="store_true", help="also the real Open MPI variable case")
     args = ap.parse_args()
     print(uptime())
     quiet = {"COMMBENCH_TEST_FAULT": ""}
@@ -140,6 +146,13 @@ def main():
                         *series(args, "slowed reference", f"COMMBENCH_TEST_FAULT=,{slow}",
                                 {"COMMBENCH_TEST_FAULT": slow},
                                 lambda s: "COMMBENCH_TEST_FAULT=''" in s, False)))
+    if args.ompi:
+        results.append(("detection, Open MPI without shared memory",
+                        *series(args, "OMPI_MCA_btl", "OMPI_MCA_btl=^vader,^tcp",
+                                {"COMMBENCH_TEST_FAULT": "", "OMPI_MCA_pml": "ob1",
+                                 "OMPI_MCA_btl": "^vader"},
+                                lambda s: any(x.startswith("OMPI_MCA_btl=") and "^tcp" in x
+                                              for x in s), False)))
     print(uptime())
     for name, hits, runs in results:
         rate = f"{100.0 * hits / runs:.0f} %" if runs else "-"
