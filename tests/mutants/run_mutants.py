@@ -13,12 +13,14 @@ exactly once in its file and the named tests must pass on the unmutated copy (un
     tests/mutants/run_mutants.py                 # all mutants, default preset
     tests/mutants/run_mutants.py M1-secret-filter exit-3-validation
     tests/mutants/run_mutants.py --check         # only check that every snippet is found once
-    tests/mutants/run_mutants.py --after-suite   # CI: right after ci/test passed on this tree
+    tests/mutants/run_mutants.py --after-suite   # right after ci/test passed on this tree
+    tests/mutants/run_mutants.py --after-suite --in-place   # CI, on its throw-away clone
 
 The copy lives in build-mutants/ (ignored by git): src/ holds the tracked and untracked-but-not-
 ignored files of this checkout, src/build/ the build (ccache used when installed), so repeated
-runs rebuild only what changed. Prints one line per mutant and `N passed, N failed`; exits 0
-only when every mutant was caught.
+runs rebuild only what changed. --in-place (CI, whose clone is thrown away) mutates this checkout
+and its preset's build directory instead, which ci/test has just built: no copy to build. Prints
+one line per mutant and `N passed, N failed`; exits 0 only when every mutant was caught.
 """
 import argparse
 import filecmp
@@ -194,6 +196,9 @@ def main():
     ap.add_argument("--after-suite", action="store_true",
                     help="the whole test suite has just passed on this tree (as in CI): skip the "
                          "baseline run of the named tests and the final rebuild of the copy")
+    ap.add_argument("--in-place", action="store_true",
+                    help="mutate this checkout and its build directory, not a copy (CI: the "
+                         "clone is thrown away and ci/test has just built it); needs --after-suite")
     args = ap.parse_args()
     start = time.monotonic()
     try:
@@ -207,12 +212,17 @@ def main():
         if args.check:
             print(f"{len(mutants)} mutants: every snippet found exactly once")
             return 0
-        src = os.path.join(args.dir, "src")
-        os.makedirs(src, exist_ok=True)
+        if args.in_place and not args.after_suite:
+            raise Stop("--in-place needs --after-suite: the checkout's build must be the one "
+                       "the whole suite has just passed")
+        src = ROOT if args.in_place else os.path.join(args.dir, "src")
+        os.makedirs(args.dir, exist_ok=True)
         log = os.path.join(args.dir, "mutants.log")
         open(log, "w").close()
-        sync(src)
-        configure(src, args.preset, log)
+        if not args.in_place:
+            os.makedirs(src, exist_ok=True)
+            sync(src)
+            configure(src, args.preset, log)
         if not build(src, args.preset, args.jobs, log):
             raise Stop(f"the unmutated copy does not build; see {log}")
         tests, outputs = all_tests(src, args.preset)
