@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "common/launch_control.hpp"
 
 namespace cb {
@@ -38,6 +40,7 @@ EnvVerdict judge_env(const EnvLaunches& reference, const EnvLaunches& candidate,
   EnvVerdict v;
   v.floor = 1 + min_gain;
   std::vector<double> ref = reference.times, cand = candidate.times;
+  bool gate_left_out = false;
   if (all_known(reference) && all_known(candidate)) {
     ControlMatch m = match_control(reference.control, candidate.control, kPingpongTolerance,
                                    kComputeTolerance, kEnvMatchedLaunches);
@@ -49,13 +52,24 @@ EnvVerdict judge_env(const EnvLaunches& reference, const EnvLaunches& candidate,
     }
     ref = pick(ref, m.reference);
     cand = pick(cand, m.candidate);
+    gate_left_out = ref.size() < reference.times.size() || cand.size() < candidate.times.size();
   }
   v.ratio = judge_launches(ref, cand, {v.floor, confidence, std::max(family, 1)});
   if (v.ratio.change == Change::Inconclusive) {
     v.why = v.ratio.why;
-  } else {
-    v.outcome = v.ratio.change == Change::Faster ? EnvOutcome::Advised : EnvOutcome::Keep;
+    return v;
   }
+  // The gate left launches out (the machine changed mode during the sweep) and those it kept do
+  // not rule out a gain beyond the floor: too few to say "keep", as too few to advise.
+  if (gate_left_out && v.ratio.change != Change::Faster && v.ratio.low < 1 / v.floor) {
+    v.why = fmt::format(
+        "the control measurement moved between launches: {} of {} launches and {} of {} of the "
+        "current environment agreed, too few to decide (its gain's 99 % bound {:.3g}x-{:.3g}x)",
+        cand.size(), candidate.times.size(), ref.size(), reference.times.size(), 1 / v.ratio.high,
+        1 / v.ratio.low);
+    return v;
+  }
+  v.outcome = v.ratio.change == Change::Faster ? EnvOutcome::Advised : EnvOutcome::Keep;
   return v;
 }
 

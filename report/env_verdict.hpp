@@ -22,7 +22,9 @@ struct EnvLaunches {
 enum class EnvOutcome {
   Advised,      // faster than the reference beyond the floor and the noise between launches
   Keep,         // not: keep the current environment
-  Inconclusive  // cannot be judged: the control moved between launches, or too few launches
+  Inconclusive  // cannot be judged: the control moved between launches (so that too few
+                // agreed, or those that did leave a gain beyond the floor possible), or too
+                // few launches
 };
 const char* env_outcome_name(EnvOutcome o);  // "advised", "keep", "inconclusive"
 
@@ -39,7 +41,9 @@ inline constexpr int kEnvMatchedLaunches = 2;
 // The candidate against the reference: where both sides have every launch's control, only the
 // launches whose controls agree (match_control) are compared, and a mismatch is inconclusive;
 // then judge_launches at `confidence` over a family of `family` comparisons, with the floor
-// 1 + min_gain. Advised when the whole interval of the time ratio lies below 1 / floor.
+// 1 + min_gain. Advised when the whole interval of the time ratio lies below 1 / floor; kept
+// otherwise, unless the gate left launches out and the interval still reaches below 1 / floor
+// (inconclusive: what the gate kept cannot rule the gain out).
 EnvVerdict judge_env(const EnvLaunches& reference, const EnvLaunches& candidate, double min_gain,
                      int family, double confidence = 0.99);
 

@@ -100,8 +100,7 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
       for (const auto& [k, v] : command.env_defaults) ::setenv(k.c_str(), v.c_str(), 0);
       for (const auto& [k, v] : command.env) ::setenv(k.c_str(), v.c_str(), 1);
       ::execv(argv[0], argv.data());
-      std::string msg =
-          std::string("cannot start ") + argv[0] + ": " + std::strerror(errno) + "\n";
+      std::string msg = std::string("cannot start ") + argv[0] + ": " + std::strerror(errno) + "\n";
       ssize_t ignored = ::write(STDERR_FILENO, msg.data(), msg.size());
       (void)ignored;
       ::_exit(127);

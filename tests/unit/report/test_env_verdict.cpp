@@ -83,6 +83,28 @@ TEST(EnvVerdict, ControlGateKeepsTheAgreeingLaunches) {
   EXPECT_EQ(v.outcome, EnvOutcome::Advised);
 }
 
+TEST(EnvVerdict, AGateThatLeftLaunchesOutAndDecidesNothingIsInconclusiveNotKeep) {
+  // One candidate launch in a slow mode is left out; the two kept, 99 and 99 x e^0.02 against
+  // three(100), give a ratio of 0.9999 with a bound far wider than the floor on both sides (2 v
+  // 3 launches): a gain beyond 1.02x is not ruled out, so not "keep".
+  EnvLaunches ref = three(100);
+  EnvLaunches cand{{99, 99 * std::exp(0.02), 500}, {{1000, 100}, {1000, 100}, {3000, 100}}};
+  EnvVerdict v = judge_env(ref, cand, 0.02, 1);
+  EXPECT_EQ(v.outcome, EnvOutcome::Inconclusive);
+  EXPECT_EQ(v.ratio.candidate_launches, 2);
+  EXPECT_LT(v.ratio.low, 1 / 1.02);
+  EXPECT_NE(v.why.find("2 of 3 launches and 3 of 3 of the current environment agreed"),
+            std::string::npos)
+      << v.why;
+  // The same launches with every control alike are judged on all three: kept.
+  cand.control = {{1000, 100}, {1000, 100}, {1000, 100}};
+  cand.times = {99, 99 * std::exp(0.02), 99 * std::exp(-0.02)};
+  EXPECT_EQ(judge_env(ref, cand, 0.02, 1).outcome, EnvOutcome::Keep);
+  // When the kept launches rule a gain out (twice as slow), the verdict is "keep" all the same.
+  EnvLaunches slow{{200, 200 * std::exp(0.02), 500}, {{1000, 100}, {1000, 100}, {3000, 100}}};
+  EXPECT_EQ(judge_env(ref, slow, 0.02, 1).outcome, EnvOutcome::Keep);
+}
+
 TEST(EnvVerdict, OneLaunchASideIsInconclusive) {
   EnvVerdict v = judge_env({{100}, {}}, {{50}, {}}, 0.02, 1);
   EXPECT_EQ(v.outcome, EnvOutcome::Inconclusive);
