@@ -109,6 +109,12 @@ std::string gain_text(const EnvVerdict& v) {
                      x_text(v.floor));
 }
 
+std::string sizes_text(const RecordKey& k) {
+  return format_size(k.bytes);
+}
+
+}  // namespace
+
 std::string env_verdict_line(const EnvChoice& c) {
   if (c.candidate.empty()) return "KEEP the current environment: no combination was measured";
   const std::string what = fmt::format(
@@ -123,20 +129,16 @@ std::string env_verdict_line(const EnvChoice& c) {
         what, gain_text(v), x_text(c.environment_gain), x_text(c.algorithm_gain));
   }
   if (v.outcome == EnvOutcome::Inconclusive) {
-    return fmt::format("INCONCLUSIVE, keep the current environment: {} could not be judged: {}",
-                       what, v.why);
+    // Where the launches were compared (the gate kept too few to decide), their figures too.
+    const std::string figures = v.ratio.low > 0 ? ": " + gain_text(v) : "";
+    return fmt::format("INCONCLUSIVE, keep the current environment: {} could not be judged: {}{}",
+                       what, v.why, figures);
   }
   return fmt::format(
       "KEEP the current environment: {} the fastest combination, is {}: not beyond the floor "
       "and the noise between launches",
       what, gain_text(v));
 }
-
-std::string sizes_text(const RecordKey& k) {
-  return format_size(k.bytes);
-}
-
-}  // namespace
 
 std::string verify_combination(const RunMeta& meta, const EnvCombination& combination) {
   for (const auto& [name, value] : combination) {

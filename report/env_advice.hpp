@@ -36,6 +36,10 @@ struct EnvChoice {
   std::string line;  // the verdict in one line
 };
 
+// EnvChoice::line: ADVISE, KEEP or INCONCLUSIVE with the candidate's gain, its bound and the
+// launches behind it (for INCONCLUSIVE, why; and the figures where launches were compared).
+std::string env_verdict_line(const EnvChoice& c);
+
 // The grid's advice over every combination's records (the reference's env empty; each record's
 // launches from launches_of) printed to `out`: the verdict line first, then per case the
 // fastest combination's figures; returns --emit-env's choice.

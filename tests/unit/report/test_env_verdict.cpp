@@ -96,6 +96,15 @@ TEST(EnvVerdict, AGateThatLeftLaunchesOutAndDecidesNothingIsInconclusiveNotKeep)
   EXPECT_NE(v.why.find("2 of 3 launches and 3 of 3 of the current environment agreed"),
             std::string::npos)
       << v.why;
+  // The verdict line gives the figures of the launches the gate kept.
+  EnvChoice c;
+  c.candidate = "NCCL_X=1";
+  c.cases = 1;
+  c.verdict = v;
+  const std::string line = env_verdict_line(c);
+  EXPECT_EQ(line.rfind("INCONCLUSIVE", 0), 0u) << line;
+  EXPECT_NE(line.find("too few to decide: "), std::string::npos) << line;
+  EXPECT_NE(line.find("over 2 v 3 launches, floor 1.02x)"), std::string::npos) << line;
   // The same launches with every control alike are judged on all three: kept.
   cand.control = {{1000, 100}, {1000, 100}, {1000, 100}};
   cand.times = {99, 99 * std::exp(0.02), 99 * std::exp(-0.02)};
