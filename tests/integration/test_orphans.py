@@ -88,14 +88,20 @@ def assert_all_end(pids, what):
     assert not left, f"{what}: still running: {left}"
 
 
+def script_launcher(d, name, body):
+    """A launcher that is a shell script around this build's real one (`"$@"` is the rest of
+    the prefix and commbench's rank command)."""
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(f'#!/bin/sh\n{body}\n')
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+    return " ".join([path] + mpi_prefix(2)[1:])
+
+
 def wrapper(d):
     """A launcher that is a script around the real one, which it does not exec."""
     name = "mpirun-wrap" if is_openmpi() else "mpiexec-wrap"
-    path = os.path.join(d, name)
-    with open(path, "w") as f:
-        f.write(f'#!/bin/sh\n"{MPIEXEC}" "$@"\nexit $?\n')
-    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
-    return " ".join([path] + mpi_prefix(2)[1:])
+    return script_launcher(d, name, f'"{MPIEXEC}" "$@"\nexit $?')
 
 
 def assert_no_output(d, temp_ok=False):
@@ -138,24 +144,40 @@ def test_sigint_stops_the_launcher_behind_a_wrapper():
     assert_no_output(d)
 
 
-def test_ranks_stop_themselves_when_commbench_dies_and_the_launcher_cannot():
-    """The ranks notice the death of the commbench that started them by themselves: here their
-    launcher is stopped (SIGSTOP) and can do nothing for them."""
+def test_ranks_stop_themselves_when_commbench_dies_and_the_launcher_is_out_of_reach():
+    """The ranks notice the death of the commbench that started them by themselves: their
+    launcher moves itself into a session of its own (as a launcher that daemonizes, or one on
+    another host, is), out of reach of the stop commbench's job guard sends its process group,
+    and it has no stop of its own for its ranks."""
     d = tempdir()
-    p, pids = start_hanging(["run", "-B", "mpi", *HANG, "--launch", " ".join(mpi_prefix(2)),
-                             "--output", "r.json"], d)
+    launch = script_launcher(d, "mpirun-own-session", f'exec setsid "{MPIEXEC}" "$@"')
+    p, pids = start_hanging(["run", "-B", "mpi", *HANG, "--launch", launch, "--output",
+                             "r.json"], d)
     ranks = watched_ranks(p.pid)
-    launchers = [pid for pid in pids if pid not in ranks]
-    for pid in launchers:
-        os.kill(pid, signal.SIGSTOP)
+    sessions = {os.getsid(pid) for pid in ranks}
+    assert os.getsid(p.pid) not in sessions, "the launcher did not leave commbench's session"
+    p.kill()
+    p.wait()
     try:
-        p.kill()
-        p.wait()
-        assert_all_end(ranks, "ranks after SIGKILL of commbench, their launcher stopped")
+        assert_all_end(ranks, "ranks after SIGKILL of commbench, their launcher out of reach")
     finally:
-        for pid in launchers:
+        for pid in pids:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+    assert_no_output(d, temp_ok=True)
+
+
+def test_sigkill_stops_a_launcher_that_ignores_the_stop_signals():
+    """A launcher that ignores SIGTERM, SIGINT and SIGHUP (and lingers after its job) is killed
+    with its whole process group once the stop sent when commbench died is 5 s old."""
+    d = tempdir()
+    launch = script_launcher(d, "mpirun-deaf", f"trap '' TERM INT HUP\n\"{MPIEXEC}\" \"$@\"\n"
+                             "exec sleep 600")
+    p, pids = start_hanging(["run", "-B", "mpi", *HANG, "--launch", launch, "--output",
+                             "r.json"], d)
+    p.kill()
+    p.wait()
+    assert_all_end(pids, "after SIGKILL of commbench, its launcher deaf to stop signals")
     assert_no_output(d, temp_ok=True)
 
 
@@ -163,4 +185,5 @@ if __name__ == "__main__":
     main([test_sigkill_stops_commbench_own_mpirun_and_its_ranks,
           test_sigkill_stops_a_launch_wrapper_and_the_launcher_it_started,
           test_sigint_stops_the_launcher_behind_a_wrapper,
-          test_ranks_stop_themselves_when_commbench_dies_and_the_launcher_cannot])
+          test_ranks_stop_themselves_when_commbench_dies_and_the_launcher_is_out_of_reach,
+          test_sigkill_stops_a_launcher_that_ignores_the_stop_signals])
