@@ -6,13 +6,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
 
 namespace cb {
 
 namespace {
 
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr int kStopGraceS = 5;  // from the stop to SIGKILL of what is left
 
 // Ends this process the way the launcher ended, so the parent reads the same status.
 [[noreturn]] void end_like(int status) {
@@ -26,6 +32,66 @@ constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
     ::raise(sig);
   }
   ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+// The processes of this guard's group but itself that still run (zombies are over).
+std::vector<pid_t> others_in_group() {
+  std::vector<pid_t> out;
+  const pid_t self = ::getpid();
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return out;
+  while (const dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == self) continue;
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE* f = std::fopen(path, "r");
+    if (!f) continue;
+    char text[512] = {0};
+    const std::size_t n = std::fread(text, 1, sizeof(text) - 1, f);
+    std::fclose(f);
+    const char* close = nullptr;  // the name may hold ')': the last one ends it
+    for (std::size_t i = 0; i < n; ++i) {
+      if (text[i] == ')') close = text + i;
+    }
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (close && std::sscanf(close + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == self &&
+        state != 'Z' && state != 'X') {
+      out.push_back(static_cast<pid_t>(pid));
+    }
+  }
+  ::closedir(proc);
+  return out;
+}
+
+// The launcher has ended; what it started in the group may not have (a wrapper script that died
+// of the stop while the mpirun it started ignores SIGTERM, a daemon it left behind). The guard
+// stays until the group is empty: SIGTERM now (unless sent), SIGKILL to each member at `kill_at`.
+[[noreturn]] void end_with_group(int status, bool term_sent, const timespec& kill_at) {
+  if (others_in_group().empty()) end_like(status);
+  if (!term_sent) ::kill(0, SIGTERM);  // blocked here: it stays pending in the guard
+  while (true) {
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    const std::vector<pid_t> others = others_in_group();
+    if (others.empty()) end_like(status);
+    if (now.tv_sec > kill_at.tv_sec ||
+        (now.tv_sec == kill_at.tv_sec && now.tv_nsec >= kill_at.tv_nsec)) {
+      for (pid_t pid : others) ::kill(pid, SIGKILL);
+      end_like(status);
+    }
+    const timespec tick = {0, 20'000'000};
+    ::nanosleep(&tick, nullptr);
+  }
+}
+
+timespec seconds_from_now(int seconds) {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  t.tv_sec += seconds;
+  return t;
 }
 
 }  // namespace
@@ -48,18 +114,22 @@ void guard_job(pid_t parent, const std::function<void()>& start) {
     ::_exit(127);
   }
   bool stopping = false;
+  timespec kill_at{};
   while (true) {
     int status = 0;
-    if (::waitpid(launcher, &status, WNOHANG) == launcher) end_like(status);
+    if (::waitpid(launcher, &status, WNOHANG) == launcher) {
+      end_with_group(status, stopping, stopping ? kill_at : seconds_from_now(kStopGraceS));
+    }
     // A stop (from commbench, or the kernel on its death) goes to the whole group; what has
     // not ended 5 s later is killed.
-    const timespec wait = {stopping ? 5 : 3600, 0};
+    const timespec wait = {stopping ? kStopGraceS : 3600, 0};
     siginfo_t info{};
     const int sig = ::sigtimedwait(&set, &info, &wait);
     if (sig < 0 && errno == EAGAIN && stopping) {
       ::kill(0, SIGKILL);
     } else if (sig > 0 && sig != SIGCHLD && !stopping) {
       stopping = true;
+      kill_at = seconds_from_now(kStopGraceS);
       // commbench's own stop was sent to the whole group already; its death, or a signal from
       // elsewhere, is passed on (this process has them blocked: it stays to reap the launcher).
       if (::getppid() != parent || info.si_pid != parent) ::kill(0, SIGTERM);

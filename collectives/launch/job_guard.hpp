@@ -2,7 +2,9 @@
 // the wrapper script around one) in that group and stays as its guard. When the commbench that
 // started the job dies, SIGKILL included, the kernel tells the guard (PR_SET_PDEATHSIG) and it
 // stops the whole group, so a launcher that a wrapper started, or one that does not notice its
-// ranks ending, does not run on. Its own end mirrors the launcher's (exit code or signal).
+// ranks ending, does not run on. When the launcher ends, the guard stays until the rest of its
+// group has ended too (SIGTERM, then SIGKILL 5 s after the stop). Its own end mirrors the
+// launcher's (exit code or signal).
 #pragma once
 
 #include <sys/types.h>

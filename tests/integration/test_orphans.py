@@ -50,6 +50,14 @@ def comm(pid):
         return "?"
 
 
+def environment_of(pid):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 def watched_ranks(root):
     """The rank processes under `root` that hold their connection to the parent."""
     ranks = []
@@ -185,9 +193,48 @@ def test_sigkill_stops_a_launcher_that_ignores_the_stop_signals():
     assert_no_output(d, temp_ok=True)
 
 
+def test_sigkill_stops_what_a_dead_launcher_left_in_its_group():
+    """The stop kills the wrapper script at once, but not a process it started that ignores the
+    stop signals: commbench's job guard stays until the group is empty, and kills what is left
+    5 s after the stop."""
+    d = tempdir()
+    launch = script_launcher(d, "mpirun-leaves-one",
+                             f"(trap '' TERM INT HUP; exec sleep 600) &\n\"{MPIEXEC}\" \"$@\"")
+    p, pids = start_hanging(["run", "-B", "mpi", *HANG, "--launch", launch, "--output",
+                             "r.json"], d)
+    assert any(comm(pid) == "sleep" for pid in pids), [comm(pid) for pid in pids]
+    p.kill()
+    p.wait()
+    assert_all_end(pids, "after SIGKILL of commbench, with a process its launcher left", within=20)
+    assert_no_output(d, temp_ok=True)
+
+
+def test_a_run_stops_what_its_launcher_left_behind():
+    """A launcher that ends well but leaves a process in the job's group (one that ignores
+    SIGTERM): the run keeps its exit code, and nothing is left once commbench has ended."""
+    d = tempdir()
+    marker = f"cb-left-{os.getpid()}-{time.monotonic_ns()}"
+    launch = script_launcher(d, "mpirun-leaves-one",
+                             f"(trap '' TERM INT HUP; export CB_LEFT={marker}; exec sleep 600) &\n"
+                             f"exec \"{MPIEXEC}\" \"$@\"")
+    p = subprocess.run([COMMBENCH, "run", "-B", "mpi", "-c", "allreduce", "-e", "64",
+                        "--min-time", "0.002", "--launch", launch, "--output", "r.json"],
+                       cwd=d, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""), capture_output=True,
+                       text=True, timeout=120)
+    left = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+            if alive(pid) and marker.encode() in environment_of(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert p.returncode == 0, p.stderr
+    assert not left, f"left running after commbench ended: {left}"
+    assert os.path.exists(os.path.join(d, "r.json"))
+
+
 if __name__ == "__main__":
     main([test_sigkill_stops_commbench_own_mpirun_and_its_ranks,
           test_sigkill_stops_a_launch_wrapper_and_the_launcher_it_started,
           test_sigint_stops_the_launcher_behind_a_wrapper,
           test_ranks_stop_themselves_when_commbench_dies_and_the_launcher_is_out_of_reach,
-          test_sigkill_stops_a_launcher_that_ignores_the_stop_signals])
+          test_sigkill_stops_a_launcher_that_ignores_the_stop_signals,
+          test_sigkill_stops_what_a_dead_launcher_left_in_its_group,
+          test_a_run_stops_what_its_launcher_left_behind])
