@@ -323,6 +323,8 @@ void judge_over_launches(CompareReport& report, const Launches& base, const Laun
 }
 
 CompareOutcome outcome_of(const CompareReport& r) {
+  // Wrong results make the new side's timings meaningless, whatever they compare to.
+  if (r.wrong.count > 0) return CompareOutcome::Invalid;
   if (r.regressions() > 0) return CompareOutcome::Regression;
   if (r.rows.empty()) return CompareOutcome::Inconclusive;  // nothing measured is no pass
   if (!r.level.judged) return CompareOutcome::Ok;
@@ -518,6 +520,13 @@ CompareReport compare_results(const std::vector<ResultFile>& bases, const Result
         "they are judged by the single-launch noise-band rule, which cannot tell a slow launch "
         "from a regression: run both sides with --repeat 5",
         fallback, report.rows.size()));
+  }
+  for (const auto& r : next.records) {
+    if (r.wrong.value_or(0) <= 0) continue;
+    if (report.wrong.count++ == 0) {
+      report.wrong.first = key_of(r);
+      report.wrong.first_wrong = *r.wrong;
+    }
   }
   report.outcome = outcome_of(report);
   report.headline = verdict_line(report);

@@ -94,7 +94,15 @@ struct LevelTest {
   std::string why;          // not matched: what differed and what to do
 };
 
-enum class CompareOutcome { Ok, Regression, Inconclusive };
+// Invalid: the new side has records with wrong elements, so its timings are not judged.
+enum class CompareOutcome { Ok, Regression, Inconclusive, Invalid };
+
+// The new side's records with wrong > 0: their number and the first of them.
+struct WrongRecords {
+  int count = 0;
+  RecordKey first;
+  std::int64_t first_wrong = 0;
+};
 
 struct CompareReport {
   std::string base_path, new_path;
@@ -104,9 +112,11 @@ struct CompareReport {
   std::vector<std::string> warnings;  // different hardware, hosts, libraries, settings
   std::vector<std::string> notes;     // things not compared and why
   LevelTest level;
+  WrongRecords wrong;      // on the new side
   int history_nights = 0;  // base files; from kHistoryNights on, floors come from the history
   CompareOutcome outcome = CompareOutcome::Ok;
-  std::string headline;  // the verdict in one line: "REGRESSION ...", "OK ...", "INCONCLUSIVE ..."
+  // The verdict in one line: "REGRESSION ...", "OK ...", "INCONCLUSIVE ...", "INVALID ...".
+  std::string headline;
 
   int count(Verdict v) const;
   int regressions() const;      // including one-sided records when fail_on_missing

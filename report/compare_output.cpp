@@ -69,6 +69,8 @@ const char* outcome_name(CompareOutcome o) {
       return "regression";
     case CompareOutcome::Inconclusive:
       return "inconclusive";
+    case CompareOutcome::Invalid:
+      return "invalid";
     case CompareOutcome::Ok:
       return "ok";
   }
@@ -256,7 +258,7 @@ void write_compare_json(const CompareReport& r, std::ostream& out) {
                 {"unchanged", r.count(Verdict::Unchanged)},
                 {"base_only", r.base_only.size()},
                 {"new_only", r.new_only.size()},
-                {"failed", r.regressions() > 0}}},
+                {"failed", r.regressions() > 0 || r.outcome == CompareOutcome::Invalid}}},
               {"warnings", r.warnings},
               {"notes", r.notes},
               {"comparisons", json::array()},

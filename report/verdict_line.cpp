@@ -147,6 +147,14 @@ std::string level_text(const CompareReport& r, bool with_launches) {
 }  // namespace
 
 std::string verdict_line(const CompareReport& r) {
+  if (r.outcome == CompareOutcome::Invalid) {
+    const WrongRecords& w = r.wrong;
+    return fmt::format("INVALID {}: {} has {} wrong elements{}: validation failed, not compared",
+                       r.new_path, describe(w.first), w.first_wrong,
+                       w.count > 1 ? fmt::format(" (and {} more record{} with wrong elements)",
+                                                 w.count - 1, w.count > 2 ? "s" : "")
+                                   : "");
+  }
   if (r.outcome == CompareOutcome::Regression) {
     std::string shape = regressions_line(r);
     if (!shape.empty()) return "REGRESSION " + shape;

@@ -57,6 +57,17 @@ def test_compare_finds_crafted_regressions():
     assert "2 regressions, 1 improvement, 1 within noise, 2 unchanged" in p.stdout
 
 
+def test_compare_of_wrong_results_says_invalid_first_on_stdout_and_stderr():
+    # A script reading the report's first line must not read a pass where the exit says 3.
+    p = run(["compare", data("base.json"), data("new-wrong.json")], check=3)
+    line = one_error_line(p, "new-wrong.json: allreduce mpi/default float sum out 2 ranks 1 KiB "
+                             "has 3 wrong elements: validation failed, not compared")
+    assert line.startswith("commbench: INVALID "), line
+    assert p.stdout.splitlines()[0] == line[len("commbench: "):], p.stdout
+    p = run(["compare", data("base.json"), data("new-wrong.json"), "--format", "json"], check=3)
+    assert json.loads(p.stdout)["verdict"]["outcome"] == "invalid", p.stdout
+
+
 def test_compare_noise_band_and_threshold_options():
     # The 16 MiB change (-12 %) hides in its 40 % spread; without the band it is a regression.
     p = run(["compare", data("base.json"), data("new-regressed.json"), "--noise-factor", "0",
@@ -386,7 +397,9 @@ def test_end_to_end_run_compare_check_plot():
 
 
 if __name__ == "__main__":
-    main([test_compare_finds_crafted_regressions, test_compare_noise_band_and_threshold_options,
+    main([test_compare_finds_crafted_regressions,
+          test_compare_of_wrong_results_says_invalid_first_on_stdout_and_stderr,
+          test_compare_noise_band_and_threshold_options,
           test_compare_missing_records_can_fail, test_compare_warns_about_different_hardware,
           test_compare_reads_every_format_and_writes_reports_atomically,
           test_compare_refuses_bad_input_with_one_line, test_check_degraded_node_fails_with_junit,

@@ -206,6 +206,25 @@ TEST(Compare, ZeroFiguresAreNotComparedButNoted) {
   EXPECT_NE(r.notes.back().find("not compared"), std::string::npos);
 }
 
+TEST(Compare, WrongElementsOnTheNewSideMakeTheVerdictInvalidEvenOverARegression) {
+  ResultRecord slow = allreduce(1024, 500, 500, 600);  // 5x slower: a regression by itself
+  slow.wrong = 3;
+  ResultRecord also_wrong = allreduce(2048, 100, 100, 120);
+  also_wrong.wrong = 1;
+  CompareReport r = compare_results(
+      file_of({allreduce(1024, 100, 100, 120), allreduce(2048, 100, 100, 120)}, "base.jsonl"),
+      file_of({slow, also_wrong}, "new.jsonl"), five_percent());
+  EXPECT_EQ(r.outcome, CompareOutcome::Invalid);
+  EXPECT_EQ(r.headline,
+            "INVALID new.jsonl: allreduce mpi/default float sum out 2 ranks 1 KiB has 3 wrong "
+            "elements (and 1 more record with wrong elements): validation failed, not compared");
+  std::ostringstream out;
+  format_named("json", Writes::Compare).compare(r, out);
+  auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["verdict"]["outcome"], "invalid");
+  EXPECT_EQ(doc["summary"]["failed"], true);
+}
+
 TEST(CompareOutput, MarkdownLeadsWithTheVerdictAndFoldsUnchangedRows) {
   std::ostringstream md;
   format_named("md", Writes::Compare).compare(fixtures("base.json", "new-regressed.json"), md);
