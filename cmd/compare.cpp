@@ -83,13 +83,13 @@ int execute(const CompareRequest& rq) {
     file_format->compare(report, text);
     write_file_atomically(rq.output, text.str());
   }
-  if (report.outcome == CompareOutcome::Invalid) fail(ErrorKind::Validation, "{}", report.headline);
-  if (report.outcome == CompareOutcome::Regression)
-    fail(ErrorKind::Regression, "{}", report.headline);
-  if (report.outcome == CompareOutcome::Inconclusive) {
-    fail(ErrorKind::Inconclusive, "{}", report.headline);
-  }
-  return 0;
+  if (report.outcome == CompareOutcome::Ok) return 0;
+  const ErrorKind kind = report.outcome == CompareOutcome::Invalid      ? ErrorKind::Validation
+                         : report.outcome == CompareOutcome::Regression ? ErrorKind::Regression
+                                                                        : ErrorKind::Inconclusive;
+  // A records-only format has given the verdict its stderr line, the first, already.
+  if (format.records_only) return exit_code(kind);
+  fail(kind, "{}", report.headline);
 }
 
 }  // namespace

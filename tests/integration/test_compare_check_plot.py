@@ -64,8 +64,11 @@ def test_compare_of_wrong_results_says_invalid_first_on_stdout_and_stderr():
                              "has 3 wrong elements: validation failed, not compared")
     assert line.startswith("commbench: INVALID "), line
     assert p.stdout.splitlines()[0] == line[len("commbench: "):], p.stdout
+    # A records-only format: the verdict goes to stderr, first and once, before any warning.
     p = run(["compare", data("base.json"), data("new-wrong.json"), "--format", "json"], check=3)
     assert json.loads(p.stdout)["verdict"]["outcome"] == "invalid", p.stdout
+    lines = p.stderr.splitlines()
+    assert lines[0] == line and lines.count(line) == 1, p.stderr
 
 
 def test_compare_noise_band_and_threshold_options():
