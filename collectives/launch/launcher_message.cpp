@@ -1,5 +1,6 @@
 #include "collectives/launch/launcher_message.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <regex>
 
@@ -51,6 +52,25 @@ bool is_consequence(const std::string& s) {
   return false;
 }
 
+// Open MPI's boxes that only say MPI's start-up failed: another box names why, when Open MPI
+// delivered it (the ranks' boxes reach mpirun in any order).
+bool is_generic(const std::string& s) {
+  static const char* kGeneric[] = {"It looks like MPI_INIT failed for some reason",
+                                   "It looks like opal_init failed for some reason",
+                                   "It looks like orte_init failed for some reason",
+                                   "An error occurred in MPI_Init"};
+  for (const char* g : kGeneric) {
+    if (s.find(g) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Open MPI 4.1's mpirun, when a rank ends as it sends a help box, drops the box and logs this.
+bool is_lost_help(const std::string& s) {
+  return s.find("ORTE_ERROR_LOG") != std::string::npos &&
+         s.find("show_help.c") != std::string::npos;
+}
+
 bool is_key_value(const std::string& s, std::string& key, std::string& value) {
   static const std::regex kv(R"(^([A-Z][A-Za-z ]{0,19}):\s+(\S.*)$)");
   std::smatch m;
@@ -92,9 +112,9 @@ std::string capped(std::string s) {
 
 }  // namespace
 
-std::string first_meaningful_message(const std::vector<std::string>& raw) {
-  std::vector<std::string> lines;
-  for (const auto& l : raw) lines.push_back(trim(l));
+namespace {
+
+std::string first_message(const std::vector<std::string>& lines, bool skip_generic) {
   bool after_rule = false;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
@@ -103,7 +123,7 @@ std::string first_meaningful_message(const std::vector<std::string>& raw) {
       after_rule = true;
       continue;
     }
-    if (is_consequence(line)) {
+    if (is_consequence(line) || (skip_generic && is_generic(line))) {
       // A box that opens with a consequence is one as a whole.
       while (after_rule && i + 1 < lines.size() && !is_rule(lines[i + 1])) ++i;
       after_rule = false;
@@ -127,6 +147,20 @@ std::string first_meaningful_message(const std::vector<std::string>& raw) {
     return capped(message);
   }
   return {};
+}
+
+}  // namespace
+
+std::string first_meaningful_message(const std::vector<std::string>& raw) {
+  std::vector<std::string> lines;
+  for (const auto& l : raw) lines.push_back(trim(l));
+  std::string message = first_message(lines, true);
+  if (message.empty() && std::any_of(lines.begin(), lines.end(), is_lost_help)) {
+    // The box that said why was lost; a generic one that arrived says less than that.
+    return "it lost the ranks' own error message (ORTE_ERROR_LOG in show_help.c, a known Open "
+           "MPI 4.1 race when a rank ends at once): rerun to read it";
+  }
+  return message.empty() ? first_message(lines, false) : message;
 }
 
 std::string HydraBannerFilter::feed(std::string_view data) {

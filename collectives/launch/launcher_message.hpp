@@ -14,8 +14,10 @@ namespace cb {
 // "Key: value" lines in parentheses ("A requested component was not found, or was unable to be
 // opened (Host: h1, Framework: btl, Component: nonexistent)"), else the first line that is
 // neither blank, nor a rule, nor hydra's banner, nor Open MPI's "N more processes have sent help
-// message" notes, without MPICH's "Abort(N): " or a "[host:pid] ***" prefix. At most 300
-// characters; empty when nothing is meaningful.
+// message" notes, without MPICH's "Abort(N): " or a "[host:pid] ***" prefix. Open MPI's boxes
+// that only say start-up failed ("It looks like MPI_INIT failed ...") come second to one that
+// says why. When Open MPI lost the ranks' boxes (its show_help.c error log), it says so. At most
+// 300 characters; empty when nothing is meaningful.
 std::string first_meaningful_message(const std::vector<std::string>& lines);
 
 // Removes MPICH hydra's BAD TERMINATION banner (and the lines it ends with) from a stream that

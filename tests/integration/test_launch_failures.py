@@ -178,9 +178,13 @@ def test_an_mpi_start_up_error_is_named_in_tune_env_warnings():
         var, value, words = "OMPI_MCA_btl", "nonexistent", "Component: nonexistent"
     else:
         var, value, words = "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", "bogus", "value (bogus)"
-    p = start(["tune", "-B", "mpi", "-N", "2"] + QUICK + ["--env", f"{var}={value}"])
-    out, err = p.communicate(timeout=240)
-    lines = [l for l in err.splitlines() if f"{var}={value}" in l]
+    for attempt in range(5):
+        p = start(["tune", "-B", "mpi", "-N", "2"] + QUICK + ["--env", f"{var}={value}"])
+        out, err = p.communicate(timeout=240)
+        lines = [l for l in err.splitlines() if f"{var}={value}" in l]
+        # Open MPI 4.1 may lose the ranks' own help box, and commbench says so: once more.
+        if not lines or "lost the ranks' own error message" not in lines[0]:
+            break
     assert lines and words in lines[0], f"exit {p.returncode}\n{err}"
 
 

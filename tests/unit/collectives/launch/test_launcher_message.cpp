@@ -29,6 +29,42 @@ TEST(LauncherMessage, HelpBoxGivesItsFirstSentenceAndFacts) {
             "Framework: btl, Component: nonexistent)");
 }
 
+TEST(LauncherMessage, ABoxSayingWhyComesBeforeOneSayingOnlyThatStartUpFailed) {
+  // The ranks' boxes reach mpirun in any order: the generic one may come first.
+  Lines boxes = {kRule,
+                 "It looks like MPI_INIT failed for some reason; your parallel process is",
+                 "likely to abort.",
+                 kRule,
+                 "*** An error occurred in MPI_Init_thread",
+                 "*** on a NULL communicator",
+                 kRule,
+                 "A requested component was not found, or was unable to be opened.  This",
+                 "",
+                 "Framework: btl",
+                 kRule};
+  EXPECT_EQ(first_meaningful_message(boxes),
+            "A requested component was not found, or was unable to be opened (Framework: btl)");
+  // Alone, the generic box is still what was said.
+  EXPECT_EQ(first_meaningful_message({kRule,
+                                      "It looks like MPI_INIT failed for some reason; your "
+                                      "parallel process is likely to abort.",
+                                      kRule}),
+            "It looks like MPI_INIT failed for some reason; your parallel process is likely to "
+            "abort");
+}
+
+TEST(LauncherMessage, AHelpBoxOpenMpiLostIsSaidToBeLost) {
+  Lines lost = {"[vm:23316] [[14314,0],0] ORTE_ERROR_LOG: Data unpack would read past end of "
+                "buffer in file ../../../orte/util/show_help.c at line 501"};
+  const std::string said =
+      "it lost the ranks' own error message (ORTE_ERROR_LOG in show_help.c, a known Open MPI 4.1 "
+      "race when a rank ends at once): rerun to read it";
+  EXPECT_EQ(first_meaningful_message(lost), said);
+  // A generic box that did arrive says less than that.
+  lost.insert(lost.begin(), {kRule, "It looks like MPI_INIT failed for some reason.", kRule});
+  EXPECT_EQ(first_meaningful_message(lost), said);
+}
+
 TEST(LauncherMessage, HelpBoxParagraphEndingInAColon) {
   Lines box = {kRule,
                "There are not enough slots available in the system to satisfy the 8",
