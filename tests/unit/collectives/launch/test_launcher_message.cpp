@@ -54,8 +54,9 @@ TEST(LauncherMessage, ABoxSayingWhyComesBeforeOneSayingOnlyThatStartUpFailed) {
 }
 
 TEST(LauncherMessage, AHelpBoxOpenMpiLostIsSaidToBeLost) {
-  Lines lost = {"[vm:23316] [[14314,0],0] ORTE_ERROR_LOG: Data unpack would read past end of "
-                "buffer in file ../../../orte/util/show_help.c at line 501"};
+  Lines lost = {
+      "[vm:23316] [[14314,0],0] ORTE_ERROR_LOG: Data unpack would read past end of "
+      "buffer in file ../../../orte/util/show_help.c at line 501"};
   const std::string said =
       "it lost the ranks' own error message (ORTE_ERROR_LOG in show_help.c, a known Open MPI 4.1 "
       "race when a rank ends at once): rerun to read it";
