@@ -9,9 +9,11 @@
 #include <dirent.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <vector>
+
+#include "collectives/launch/proc_stat.hpp"
 
 namespace cb {
 
@@ -44,21 +46,8 @@ std::vector<pid_t> others_in_group() {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end != '\0' || pid == self) continue;
-    char path[64];
-    std::snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    FILE* f = std::fopen(path, "r");
-    if (!f) continue;
-    char text[512] = {0};
-    const std::size_t n = std::fread(text, 1, sizeof(text) - 1, f);
-    std::fclose(f);
-    const char* close = nullptr;  // the name may hold ')': the last one ends it
-    for (std::size_t i = 0; i < n; ++i) {
-      if (text[i] == ')') close = text + i;
-    }
-    char state = 0;
-    long ppid = 0, pgrp = 0;
-    if (close && std::sscanf(close + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == self &&
-        state != 'Z' && state != 'X') {
+    const std::optional<ProcStat> s = read_proc_stat(static_cast<pid_t>(pid));
+    if (s && s->pgrp == self && s->state != 'Z' && s->state != 'X') {
       out.push_back(static_cast<pid_t>(pid));
     }
   }

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "collectives/launch/proc_stat.hpp"
 #include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/stop_signals.hpp"
 #include "common/host_name.hpp"
@@ -94,20 +95,9 @@ std::map<int, double> RankWatch::stopped() {
 
 void RankWatch::look_for_stopped(const std::map<int, int>& pids, std::int64_t now) {
   for (const auto& [rank, pid] : pids) {
-    char path[64];
-    std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-    FILE* f = std::fopen(path, "r");
-    if (!f) continue;
-    char text[512] = {0};
-    std::size_t n = std::fread(text, 1, sizeof(text) - 1, f);
-    std::fclose(f);
-    const char* close = nullptr;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (text[i] == ')') close = text + i;
-    }
-    if (!close || close + 2 >= text + n) continue;
-    const char state = close[2];
-    const bool stopped = state == 'T' || state == 't';
+    const std::optional<ProcStat> stat = read_proc_stat(pid);
+    if (!stat) continue;
+    const bool stopped = stat->state == 'T' || stat->state == 't';
     std::lock_guard lock(mu_);
     auto it = stops_.find(rank);
     if (stopped && (it == stops_.end() || it->second.until_ns != 0)) {
