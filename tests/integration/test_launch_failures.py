@@ -5,22 +5,13 @@ off stdout, and an MPI start-up error's own words reach the first line of tune -
 Exit codes, first stderr lines, files and processes left."""
 import os
 import signal
-import stat
 import subprocess
 import time
 
 from cbtest import (COMMBENCH, Skip, is_openmpi, main, mpi_prefix, parse_csv, tempdir)
-from test_orphans import alive, descendants
+from test_orphans import alive, descendants, env_of, fake_launcher
 
 QUICK = ["-c", "allreduce", "-e", "64", "--min-time", "0.002"]
-
-
-def env_of(pid):
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
-    except OSError:
-        return {}
 
 
 def ranks_of(root):
@@ -105,14 +96,6 @@ def test_a_stopped_rank_1_is_named_not_the_rank_that_waited():
 
 def test_a_stopped_rank_0_is_named_under_launch():
     check_stopped_named(LONG + ["--launch", " ".join(mpi_prefix(2))], 0)
-
-
-def fake_launcher(d, name, body):
-    path = os.path.join(d, name)
-    with open(path, "w") as f:
-        f.write("#!/bin/bash\n" + body + "\n")
-    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
-    return path
 
 
 def check_bounded(prefix, marker, timeout=2):

@@ -50,12 +50,13 @@ def comm(pid):
         return "?"
 
 
-def environment_of(pid):
+def env_of(pid):
+    """The environment a process started with, as bytes NAME -> VALUE; {} when it is gone."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
-            return f.read()
+            return dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
     except OSError:
-        return b""
+        return {}
 
 
 def watched_ranks(root):
@@ -96,14 +97,19 @@ def assert_all_end(pids, what, within=60):
     assert not left, f"{what}: still running: {left}"
 
 
-def script_launcher(d, name, body):
-    """A launcher that is a shell script around this build's real one (`"$@"` is the rest of
-    the prefix and commbench's rank command)."""
+def fake_launcher(d, name, body, shell="/bin/bash"):
+    """An executable script `d/name` that runs `body`; its path."""
     path = os.path.join(d, name)
     with open(path, "w") as f:
-        f.write(f'#!/bin/sh\n{body}\n')
+        f.write(f"#!{shell}\n{body}\n")
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
-    return " ".join([path] + mpi_prefix(2)[1:])
+    return path
+
+
+def script_launcher(d, name, body):
+    """A launcher prefix whose launcher is a shell script around this build's real one (`"$@"`
+    is the rest of the prefix and commbench's rank command)."""
+    return " ".join([fake_launcher(d, name, body, "/bin/sh")] + mpi_prefix(2)[1:])
 
 
 def wrapper(d):
@@ -222,7 +228,7 @@ def test_a_run_stops_what_its_launcher_left_behind():
                        cwd=d, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""), capture_output=True,
                        text=True, timeout=120)
     left = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
-            if alive(pid) and marker.encode() in environment_of(pid)]
+            if alive(pid) and env_of(pid).get(b"CB_LEFT") == marker.encode()]
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert p.returncode == 0, p.stderr
