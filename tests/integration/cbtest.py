@@ -47,6 +47,11 @@ def is_openmpi():
     return FLAVOR == "Open MPI"
 
 
+# commbench's words when Open MPI 4.1's mpirun lost the ranks' own help box (a rank that ends at
+# once as it sends it): a test of an MPI start-up error's cause runs again on them.
+OPEN_MPI_LOST = "lost the ranks' own error message"
+
+
 def mpi_prefix(np):
     """The launcher command for np ranks of this build's MPI."""
     if is_openmpi():

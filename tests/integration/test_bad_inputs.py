@@ -8,7 +8,7 @@ import shutil
 import sys
 
 import test_hardening
-from cbtest import SOURCE_DIR, Skip, is_openmpi, main, mpi_prefix, run, tempdir
+from cbtest import OPEN_MPI_LOST, SOURCE_DIR, Skip, is_openmpi, main, mpi_prefix, run, tempdir
 
 DATA = os.path.join(SOURCE_DIR, "tests", "data", "results")
 
@@ -203,9 +203,7 @@ CASES += [
                                                  OTHER_PREFIX], 2,
      ["launcher started 2 ranks", "MPI flavours differ"]),
 ]
-# MPI start-up errors keep the MPI library's own words. When Open MPI 4.1's mpirun lost them (a
-# rank that ends at once as it sends its help box), commbench's line says so.
-OPEN_MPI_LOST = "lost the ranks' own error message"
+# MPI start-up errors keep the MPI library's own words (or say Open MPI lost them: OPEN_MPI_LOST).
 if is_openmpi():
     CASES.append(("mpi start-up error", MPI2, 1, ["Framework: btl", "Component: nonexistent"],
                   {"OMPI_MCA_btl": "nonexistent"}))
