@@ -81,6 +81,9 @@ struct ResultRecord {
   // rank: a library that maps its buffers afresh on every call shows here, and is then bound by
   // its allocator rather than by the memory system the roof describes. Empty where not measured.
   std::optional<double> fault_bytes;
+  // Why the case's slow iterations were slow, where commbench can tell: "page faults" when most
+  // of them ran in timed batches that took page faults; "" otherwise, and when it had no outliers.
+  std::string outlier_cause;
   // A summary over repetitions: the figures above are medians over these, one per launch (each
   // with its `repeat`); empty for a record of one launch.
   std::vector<ResultRecord> repeats;
@@ -91,6 +94,8 @@ struct ResultRecord {
 inline constexpr double kOutlierMeanFactor = 1.5;
 inline constexpr double kOutlierTailFactor = 10;
 bool has_outliers(const ResultRecord& r);
+// outlier_cause's value for slow iterations that ran in timed batches that took page faults.
+inline constexpr const char* kPageFaultCause = "page faults";
 
 // What a row of the field table says beyond its name and type.
 enum RecordFieldFlags : unsigned {
@@ -151,6 +156,7 @@ inline constexpr RecordField kResultFields[] = {
     {"efficiency", &ResultRecord::efficiency, kLater},
     {"roof_basis", &ResultRecord::roof_basis, kLater},
     {"fault_bytes", &ResultRecord::fault_bytes, kLater | kFigure},
+    {"outlier_cause", &ResultRecord::outlier_cause, kLater},
 };
 // clang-format on
 

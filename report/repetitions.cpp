@@ -1,5 +1,6 @@
 #include "report/repetitions.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -46,6 +47,11 @@ ResultRecord summarize_repetitions(const std::vector<ResultRecord>& group) {
   s.algbw_GBps = optional_median(group, [](const auto& r) { return r.algbw_GBps; });
   s.busbw_GBps = optional_median(group, [](const auto& r) { return r.busbw_GBps; });
   s.fault_bytes = optional_median(group, [](const auto& r) { return r.fault_bytes; });
+  // The summary's slow iterations are the launches': their cause where most launches name it.
+  const auto faulted = std::count_if(group.begin(), group.end(),
+                                     [](const auto& r) { return r.outlier_cause == kPageFaultCause; });
+  s.outlier_cause =
+      has_outliers(s) && 2 * faulted > static_cast<long>(group.size()) ? kPageFaultCause : "";
   s.wrong.reset();
   for (const auto& r : group) {
     if (r.wrong) s.wrong = s.wrong.value_or(0) + *r.wrong;

@@ -188,15 +188,33 @@ class TableWriter : public Writer {
   }
 
   void print_outlier_warning() {
-    std::size_t n = 0;
-    for (const auto& r : records_) n += has_outliers(r) ? 1 : 0;
+    std::size_t n = 0, faulted = 0;
+    double most_faults = 0;
+    for (const auto& r : records_) {
+      if (!has_outliers(r)) continue;
+      ++n;
+      if (r.outlier_cause != kPageFaultCause) continue;
+      ++faulted;
+      most_faults = std::max(most_faults, r.fault_bytes.value_or(0));
+    }
     if (n == 0) return;
+    const std::string busy =
+        "the machine was busy or ranks moved between cores; pin ranks, raise --min-time, or "
+        "quiet the machine";
+    std::string why = busy;
+    if (faulted > 0) {
+      why = fmt::format(
+          "{} in timed batches that took page faults (up to {} per call, fault_bytes: the "
+          "library or its allocator mapped memory during the calls){}",
+          faulted == n ? "all" : std::to_string(faulted),
+          format_size(static_cast<std::uint64_t>(most_faults)),
+          faulted == n ? "" : fmt::format("; the other {}: {}", n - faulted, busy));
+    }
     out_ << fmt::format(
-        "#\n# warning: {} of {} case{} had outliers (mean > {:g} x p50 or p99 > {:g} x p50): the "
-        "machine was busy or ranks moved between cores; pin ranks, raise --min-time, or quiet "
-        "the machine\n",
+        "#\n# warning: {} of {} case{} had outliers (mean > {:g} x p50 or p99 > {:g} x p50): "
+        "{}\n",
         n, records_.size(), records_.size() == 1 ? "" : "s", kOutlierMeanFactor,
-        kOutlierTailFactor);
+        kOutlierTailFactor, why);
   }
 
   std::ostream& out_;

@@ -23,6 +23,9 @@ const TestFault& test_fault() {
     if (auto second = rest.find(':'); kind == "faults" && second != std::string::npos) {
       f.faults_rank = rank;
       f.faults_bytes = std::strtoull(rest.c_str() + second + 1, nullptr, 10);
+      if (auto third = rest.find(':', second + 1); third != std::string::npos) {
+        f.faults_calls = std::strtoull(rest.c_str() + third + 1, nullptr, 10);
+      }
     }
     if (auto second = rest.find(':'); kind == "die" && second != std::string::npos) {
       f.die_after_cases = std::strtoull(rest.c_str() + second + 1, nullptr, 10);

@@ -6,7 +6,8 @@
 // slower for tests of advice; slow:R:US:COLLECTIVE:MIN_BYTES only for that collective where a
 // rank's buffer holds at least MIN_BYTES, for tests of compare), or map, write and unmap BYTES
 // of fresh memory after every call it issues in the timed loop (faults:R:BYTES, as an allocator
-// that maps a library's temporary buffers afresh on each call). Read once.
+// that maps a library's temporary buffers afresh on each call), or after a case's first N calls
+// only, warm-up included (faults:R:BYTES:N, as a library that grows its pools at first). Read once.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +27,7 @@ struct TestFault {
   std::uint64_t slow_min_bytes = 0;  // count x element size of the call
   int faults_rank = -1;
   std::size_t faults_bytes = 0;
+  std::uint64_t faults_calls = 0;  // faults:R:BYTES:N: a case's first N calls only; 0: every call
 };
 
 const TestFault& test_fault();

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "collectives/engine/fault_injection.hpp"
+#include "collectives/engine/outlier_cause.hpp"
 #include "common/units.hpp"
 
 namespace cb {
@@ -69,6 +70,9 @@ double faulted_bytes() {
 // The cases this process has begun to measure, for the test-only fault that lets a rank die
 // after its first N cases whatever order they run in.
 std::uint64_t cases_begun = 0;
+// Calls issued in the current case's warm-up and timed batches, for the test-only fault that maps
+// memory in a case's first N calls only.
+std::uint64_t case_calls = 0;
 
 // Whether the test-only slow fault applies to this rank's call (all calls, or one collective's
 // from a size on).
@@ -81,10 +85,11 @@ bool slowed(int rank, const CollectiveCall& call) {
 }
 
 // What the test-only faults add after each timed call: a sleep, and memory mapped afresh,
-// written and unmapped, as an allocator that maps a library's temporary buffers on every call.
-void after_call_fault(int slow_us, std::size_t map_bytes) {
+// written and unmapped, as an allocator that maps a library's temporary buffers on every call
+// (or, with a count, on a case's first calls only, as one that grows its pools at first).
+void after_call_fault(int slow_us, std::size_t map_bytes, std::uint64_t map_calls) {
   if (slow_us) std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
-  if (map_bytes) {
+  if (map_bytes && (map_calls == 0 || ++case_calls <= map_calls)) {
     void* p = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return;
     std::memset(p, 1, map_bytes);
@@ -96,6 +101,7 @@ void after_call_fault(int slow_us, std::size_t map_bytes) {
 
 // Between batches only the watchdog's deadline moves: its thread sleeps through the batch, and
 // commbench runs no other thread of its own in a rank, so nothing of ours shares the rank's core.
+// The page faults of the batch are read just outside its timed stretch (batch_fault_bytes_).
 double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
                          IterationTimer* timer, std::vector<double>* samples, bool stamp) {
   watchdog_.rearm();
@@ -109,6 +115,8 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   const std::size_t map_bytes =
       comm.rank() == test_fault().faults_rank ? test_fault().faults_bytes : 0;
   const bool faulty = slow_us || map_bytes;
+  // faults:R:BYTES:N maps memory in the first N calls of each case only.
+  const std::uint64_t fault_calls = test_fault().faults_calls;
   std::unique_ptr<IterationTimer> own;
   if (!timer) {
     own = comm.make_timer();
@@ -116,24 +124,26 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   }
   timer->reserve(n);
   if (diagnostics_) diagnostics_->audit().before_batch();
+  const double faulted_before = faulted_bytes();
   timer->start();
   // Two loops, so that the one timed whole has nothing in it but the call and the progress.
   if (stamp) {
     for (std::uint64_t i = 0; i < n; ++i) {
       comm.issue(call);
-      if (faulty) after_call_fault(slow_us, map_bytes);
+      if (faulty) after_call_fault(slow_us, map_bytes, fault_calls);
       timer->mark();
       watchdog_.progress(++progress_);
     }
   } else {
     for (std::uint64_t i = 0; i < n; ++i) {
       comm.issue(call);
-      if (faulty) after_call_fault(slow_us, map_bytes);
+      if (faulty) after_call_fault(slow_us, map_bytes, fault_calls);
       watchdog_.progress(++progress_);
     }
   }
   comm.complete();
   timer->stop();
+  batch_fault_bytes_ = faulted_bytes() - faulted_before;
   if (diagnostics_) diagnostics_->audit().after_batch();
   if (samples) {
     auto s = timer->samples_us();
@@ -142,36 +152,36 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   return timer->elapsed_us();
 }
 
-std::uint64_t Runner::warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us,
-                              double* typical_us) {
+WarmupOutcome Runner::warm_up(Communicator& comm, const CollectiveCall& call,
+                              double* per_iter_us, double* typical_us) {
   auto timer = comm.make_timer();
   std::vector<double> samples;
-  // One batch: its mean per iteration (to size the timed batches) and its median iteration
-  // (what an iteration takes, whatever a slow first call cost), each the slowest rank's.
+  // One batch: its mean per iteration (to size the timed batches), its median iteration (what an
+  // iteration takes, whatever a slow first call cost) and the memory it faulted in per iteration,
+  // each the most of any rank.
   auto measure = [&](std::uint64_t n) {
     samples.clear();
-    double agreed[2] = {run_batch(comm, call, n, timer.get(), &samples), summarize(samples).p50};
-    control_.max(agreed, 2);
+    const double total = run_batch(comm, call, n, timer.get(), &samples);
+    double agreed[3] = {total, summarize(samples).p50,
+                        batch_fault_bytes_ / static_cast<double>(n)};
+    control_.max(agreed, 3);
     *per_iter_us = agreed[0] / static_cast<double>(n);
     *typical_us = agreed[1];
-    return agreed[0];
+    return WarmupBatch{n, agreed[0], agreed[1], agreed[2]};
   };
   *per_iter_us = *typical_us = 0;
   if (options_.warmup) {
-    std::uint64_t n = *options_.warmup;
-    if (n) measure(n);
-    return n;
+    if (*options_.warmup) measure(*options_.warmup);
+    return {WarmupEnd::Bound, *options_.warmup};
   }
-  // Doubling batches until a fifth of the budget is spent (the first call is often slow).
-  const double target_us = options_.budget_s * 1e6 * 0.2;
-  std::uint64_t done = 0, batch = 1;
-  double total = 0;
-  for (;;) {
-    total += measure(batch);
-    done += batch;
-    if (total >= target_us || done >= options_.max_warmup) return done;
-    batch = std::min(batch * 2, options_.max_warmup - done);
+  const double budget_us = options_.budget_s * 1e6;
+  WarmupRule rule({.min_us = budget_us * 0.2,
+                   .min_iters = options_.max_warmup,
+                   .max_us = kWarmupBoundBudgets * budget_us,
+                   .max_iters = std::max(options_.warmup_bound_iters, options_.max_warmup)});
+  for (std::uint64_t n = rule.first(); n; n = rule.next(measure(n))) {
   }
+  return {rule.end(), rule.done()};
 }
 
 void Runner::fill_input(const Case& c, const CollectiveCall& call, Pattern& pattern, int rank) {
@@ -231,6 +241,7 @@ std::optional<std::uint64_t> Runner::validate(Communicator& comm, const Case& c,
 
 Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_index) {
   ++cases_begun;
+  case_calls = 0;
   CollectiveCall call = call_for(c);
   watchdog_.arm(describe(c));
   {
@@ -243,7 +254,7 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   control_.barrier();
 
   double per_iter_us = 0, typical_us = 0;
-  warm_up(comm, call, &per_iter_us, &typical_us);
+  const WarmupOutcome warmup = warm_up(comm, call, &per_iter_us, &typical_us);
 
   Measurement m;
   std::vector<double> samples;
@@ -256,17 +267,22 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   const bool apart =
       timer->times_batches_alone() &&
       (timer->marks_always_show() || (typical_us > 0 && typical_us < kStampsShowBelowUs));
+  // Each timed step's samples and the memory this rank faulted in during its timed batches.
+  std::vector<BatchFaults> batch_faults;
   auto timed = [&](std::uint64_t n) {
+    const std::size_t first = samples.size();
     const double t = run_batch(comm, call, n, timer.get(), apart ? nullptr : &samples, !apart);
+    double faulted = batch_fault_bytes_;
     elapsed += t;
     spent += t;
     if (apart) {
       ++whole_batches;
       spent += run_batch(comm, call, n, timer.get(), &samples);
+      faulted += batch_fault_bytes_;
     }
+    batch_faults.push_back({first, samples.size(), faulted});
   };
   control_.barrier();
-  const double faulted_before = faulted_bytes();
   if (options_.iters) {
     m.iters = *options_.iters;
     timed(m.iters);
@@ -295,7 +311,9 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
     }
   }
   const double issued = static_cast<double>(m.iters) * (apart ? 2 : 1);
-  double faulted = issued > 0 ? (faulted_bytes() - faulted_before) / issued : 0.0;
+  double faulted = 0;
+  for (const BatchFaults& b : batch_faults) faulted += b.fault_bytes;
+  faulted = issued > 0 ? faulted / issued : 0.0;
   control_.max(&faulted, 1);
   // Every rank's mean (time_us is the slowest's), and per-iteration samples as the max over
   // ranks.
@@ -312,10 +330,18 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   control_.max(samples.data(), samples.size());
   if (diagnostics_) {
     diagnostics_->write_case(comm.rank(), backend_.name(), describe(c), c.bytes, samples,
-                             whole_batches);
+                             whole_batches, warmup);
   }
   m.rank_time = rank_times(per_rank, places_);
   m.time_us = m.rank_time.max_us;
+  {
+    // A batch faulted where any rank faulted during it (every rank ran the same batches).
+    std::vector<double> any(batch_faults.size());
+    for (std::size_t i = 0; i < any.size(); ++i) any[i] = batch_faults[i].fault_bytes;
+    control_.max(any.data(), any.size());
+    for (std::size_t i = 0; i < any.size(); ++i) batch_faults[i].fault_bytes = any[i];
+    m.outlier_cause = outlier_cause(samples, batch_faults);
+  }
   m.stats = summarize(std::move(samples));
 
   if (options_.check && c.collective != Collective::Barrier) {
@@ -355,6 +381,7 @@ ResultRecord make_record(const Backend& backend, const Case& c, const Measuremen
   r.wrong = m.wrong;
   r.rank_time = m.rank_time;
   r.fault_bytes = m.fault_bytes;
+  if (has_outliers(r)) r.outlier_cause = m.outlier_cause;
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include "collectives/engine/rank_times.hpp"
 #include "collectives/engine/stats.hpp"
 #include "collectives/engine/timing_diagnostics.hpp"
+#include "collectives/engine/warmup_rule.hpp"
 #include "collectives/engine/watchdog.hpp"
 #include "common/record.hpp"
 
@@ -23,7 +24,11 @@ struct RunnerOptions {
   double target_rse = 0.01;  // stop once the mean is known to 1 % (relative standard error)
   std::uint64_t min_iters = 5;
   std::uint64_t max_iters = 200000;
+  // Adaptive warm-up (collectives/engine/warmup_rule.hpp): settled batches end it once a fifth of
+  // the budget or max_warmup iterations are done; it never runs past kWarmupBoundBudgets budgets
+  // or warmup_bound_iters.
   std::uint64_t max_warmup = 1000;
+  std::uint64_t warmup_bound_iters = 10000;
 };
 
 struct Measurement {
@@ -34,6 +39,8 @@ struct Measurement {
   RankTimes rank_time;  // each rank's mean per iteration; its max is time_us
   // Bytes page-faulted in per timed call, the most of any rank (ResultRecord::fault_bytes).
   std::optional<double> fault_bytes;
+  // Why the slow iterations were slow, where commbench can tell (outlier_cause.hpp).
+  std::string outlier_cause;
 };
 
 class Runner {
@@ -53,7 +60,8 @@ class Runner {
   // each), appended to `samples` when given.
   double run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
                    IterationTimer* timer, std::vector<double>* samples, bool stamp = true);
-  std::uint64_t warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us,
+  // Warms up; returns why it ended, and the last batch's time per iteration and median.
+  WarmupOutcome warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us,
                         double* typical_us);
   std::optional<std::uint64_t> validate(Communicator& comm, const Case& c,
                                         const CollectiveCall& call, std::uint64_t seed);
@@ -69,6 +77,7 @@ class Runner {
   void* send_ = nullptr;
   void* recv_ = nullptr;
   std::uint64_t progress_ = 0;
+  double batch_fault_bytes_ = 0;  // what the last run_batch faulted in while timed, this rank
   std::unique_ptr<TimingDiagnostics> diagnostics_;  // COMMBENCH_DIAGNOSTICS
 };
 

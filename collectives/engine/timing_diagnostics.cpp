@@ -32,7 +32,7 @@ double share_above_median_multiple(const std::vector<double>& samples, double fa
 
 void TimingDiagnostics::write_case(int rank, const std::string& backend, const std::string& what,
                                    std::uint64_t bytes, const std::vector<double>& samples,
-                                   std::uint64_t whole_batches) {
+                                   std::uint64_t whole_batches, const WarmupOutcome& warmup) {
   nlohmann::json threads = nlohmann::json::array();
   for (const auto& a : audit_.activity()) {
     threads.push_back({{"tid", a.tid},
@@ -49,6 +49,8 @@ void TimingDiagnostics::write_case(int rank, const std::string& backend, const s
                          {"share_above_10x_p50", share_above_median_multiple(samples, 10)},
                          {"batches", audit_.batches()},
                          {"whole_batches", whole_batches},
+                         {"warmup_iters", warmup.iters},
+                         {"warmup_end", std::string(name(warmup.end))},
                          {"page_faults", audit_.own_page_faults()},
                          {"other_threads", threads}};
   std::string text = line.dump() + "\n";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectives/engine/thread_audit.hpp"
+#include "collectives/engine/warmup_rule.hpp"
 
 namespace cb {
 
@@ -23,11 +24,11 @@ class TimingDiagnostics {
 
   ThreadAudit& audit() { return audit_; }
   // One line for a case: `samples` are its per-iteration times (each the max over ranks);
-  // `whole_batches` the batches timed without a clock read per iteration (behind time_us).
-  // Starts the audit afresh for the next case.
+  // `whole_batches` the batches timed without a clock read per iteration (behind time_us);
+  // `warmup` how the warm-up ended. Starts the audit afresh for the next case.
   void write_case(int rank, const std::string& backend, const std::string& what,
                   std::uint64_t bytes, const std::vector<double>& samples,
-                  std::uint64_t whole_batches);
+                  std::uint64_t whole_batches, const WarmupOutcome& warmup);
 
  private:
   std::string path_;

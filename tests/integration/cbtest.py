@@ -33,7 +33,7 @@ RESULT_COLUMNS = [
     "backend", "library", "algorithm", "collective", "dtype", "op", "placement", "root",
     "nranks", "nnodes", "bytes", "count", "iters", "time_us", "min_us", "p50_us", "p99_us",
     "max_us", "cv", "algbw_GBps", "busbw_GBps", "wrong", "env", "outliers",
-    "roof_GBps", "efficiency", "roof_basis", "fault_bytes",
+    "roof_GBps", "efficiency", "roof_basis", "fault_bytes", "outlier_cause",
 ]
 COLLECTIVES = ["allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall",
                "gather", "scatter", "sendrecv", "barrier"]
