@@ -304,6 +304,7 @@ void to_json(json& j, const RunMeta& m) {
   j["environment_mismatch"] = m.environment_mismatch;
   if (!m.env_failures.empty()) j["env_failures"] = m.env_failures;
   if (!m.launches.empty()) j["launches"] = m.launches;
+  if (!m.split.is_null()) j["split"] = m.split;
   if (m.straggler) {
     const RankStraggler& st = *m.straggler;
     j["straggler"] = json{{"found", st.found},
@@ -371,6 +372,8 @@ void from_json(const json& j, RunMeta& m) {
   if (auto it = j.find("launches"); it != j.end() && it->is_array()) {
     for (const auto& x : *it) m.launches.push_back(x.get<LaunchControl>());
   }
+  auto split = j.find("split");
+  m.split = split != j.end() ? *split : json(nullptr);
   m.straggler.reset();
   if (auto it = j.find("straggler"); it != j.end() && it->is_object()) {
     const json& o = *it;

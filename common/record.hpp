@@ -84,6 +84,16 @@ struct ResultRecord {
   // Why the case's slow iterations were slow, where commbench can tell: "page faults" when most
   // of them ran in timed batches that took page faults; "" otherwise, and when it had no outliers.
   std::string outlier_cause;
+  // alltoallv: its split ("uniform", "zipf:1.2", ...; "" for the other collectives), its
+  // matrix's incast factor and send skew (the most a rank receives / sends over the mean), the
+  // share of token copies a moe router dropped over capacity, the time of the uniform split of
+  // the same total measured beside it, and this case's time over that one (the imbalance tax).
+  std::string split;
+  std::optional<double> incast;
+  std::optional<double> send_skew;
+  std::optional<double> imbalance_tax;
+  std::optional<double> uniform_us;
+  std::optional<double> drop_share;
   // A summary over repetitions: the figures above are medians over these, one per launch (each
   // with its `repeat`); empty for a record of one launch.
   std::vector<ResultRecord> repeats;
@@ -157,6 +167,12 @@ inline constexpr RecordField kResultFields[] = {
     {"roof_basis", &ResultRecord::roof_basis, kLater},
     {"fault_bytes", &ResultRecord::fault_bytes, kLater | kFigure},
     {"outlier_cause", &ResultRecord::outlier_cause, kLater},
+    {"split",         &ResultRecord::split,         kLater},
+    {"incast",        &ResultRecord::incast,        kLater},
+    {"send_skew",     &ResultRecord::send_skew,     kLater},
+    {"imbalance_tax", &ResultRecord::imbalance_tax, kLater | kFigure},
+    {"uniform_us",    &ResultRecord::uniform_us,    kLater | kFigure},
+    {"drop_share",    &ResultRecord::drop_share,    kLater},
 };
 // clang-format on
 
@@ -204,6 +220,9 @@ struct RunMeta {
   // The straggler judgement of a single launch with more than one rank; empty otherwise (a
   // summary over several jobs: each job warns on its own).
   std::optional<RankStraggler> straggler;
+  // alltoallv's splits as measured: `splits` (their names), `seed` and `moe_hidden`; null when
+  // no alltoallv ran.
+  nlohmann::json split;
 };
 
 void to_json(nlohmann::json& j, const ResultRecord& r);

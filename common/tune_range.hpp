@@ -20,6 +20,7 @@ struct TuneRange {
   // chosen (the larger of the minimum gain and 3 combined standard errors), as a fraction of
   // default's time; the largest over the range.
   double margin = 0;
+  std::string split;  // alltoallv: the split measured ("" for the other collectives)
 };
 
 }  // namespace cb

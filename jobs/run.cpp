@@ -23,7 +23,11 @@
 namespace cb {
 
 void check_run_request(const RunRequest& rq) {
-  run_settings(rq);
+  RunSettings s = run_settings(rq);
+  // Here, before any rank starts; ranks take rank 0's copy (share_split_matrices).
+  if (detect_launch().kind == LaunchInfo::Kind::Single) {
+    for (auto& split : s.sweep.split.splits) load_matrix(split);
+  }
   parse_roof_inputs(rq.roof_link_gbps, rq.roof_host_memory);
   for (const auto& path : rq.outputs) check_output_path(path);
   std::ostringstream probe_format;

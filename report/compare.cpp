@@ -337,13 +337,14 @@ CompareOutcome outcome_of(const CompareReport& r) {
 }  // namespace
 
 RecordKey key_of(const ResultRecord& r) {
-  return {r.collective, r.backend, r.algorithm, r.dtype, r.op,
-          r.placement,  r.root,    r.nranks,    r.bytes, r.env};
+  return {r.collective, r.backend, r.algorithm, r.dtype, r.op,   r.placement,
+          r.root,       r.nranks,  r.bytes,     r.env,   r.split};
 }
 
 std::string describe(const RecordKey& k) {
   std::string s = fmt::format("{} {}/{} {} {} {}", k.collective, k.backend, k.algorithm, k.dtype,
                               k.op, k.placement);
+  if (!k.split.empty()) s += " " + k.split;
   if (k.root >= 0) s += fmt::format(" root {}", k.root);
   s += fmt::format(" {} ranks", k.nranks);
   if (k.collective != "barrier") s += fmt::format(" {}", format_size(k.bytes));

@@ -22,6 +22,7 @@ struct RecordKey {
   int nranks = 0;
   std::uint64_t bytes = 0;
   std::string env;  // `tune --env` combination, "" otherwise
+  std::string split;  // alltoallv's split, "" otherwise
   auto operator<=>(const RecordKey&) const = default;
 };
 

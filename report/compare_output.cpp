@@ -39,6 +39,11 @@ std::string size_text(const RecordKey& k) {
   return k.collective == "barrier" ? "-" : format_size(k.bytes);
 }
 
+// "alltoallv zipf:1.2": the collective and, for alltoallv, its split.
+std::string collective_text(const RecordKey& k) {
+  return k.split.empty() ? k.collective : k.collective + " " + k.split;
+}
+
 std::string rule(const CompareOptions& o) {
   return fmt::format(
       "over launches, on log p50 times: shape test (each record against its launch's median "
@@ -118,7 +123,7 @@ void write_compare_table(const CompareReport& r, std::ostream& out) {
                 A::Right, A::Right, A::Right, A::Right, A::Right, A::Left});
   for (const Comparison* c : r.ordered()) {
     const RecordKey& k = c->key;
-    t.add_row({k.collective,
+    t.add_row({collective_text(k),
                k.backend,
                k.algorithm,
                k.dtype,
@@ -156,7 +161,7 @@ void write_compare_csv(const CompareReport& r, std::ostream& out) {
                    "placement",  "root",       "nranks",     "bytes",          "metric",
                    "base",       "new",        "change_pct", "p50_change_pct", "noise_pct",
                    "base_runs",  "new_runs",   "status",     "method",         "ratio",
-                   "ratio_low",  "ratio_high", "floor",      "support"})
+                   "ratio_low",  "ratio_high", "floor",      "support",        "split"})
       << "\r\n";
   auto key_fields = [](const RecordKey& k) {
     return std::vector<std::string>{k.collective,
@@ -179,7 +184,7 @@ void write_compare_csv(const CompareReport& r, std::ostream& out) {
               c->method == Method::Shape ? num(c->ratio) : std::string(),
               c->method == Method::Shape ? num(c->ratio_low) : std::string(),
               c->method == Method::Shape ? num(c->ratio_high) : std::string(), num(c->floor),
-              std::to_string(c->support)});
+              std::to_string(c->support), c->key.split});
     out << csv_line(f) << "\r\n";
   }
   for (const auto* list : {&r.base_only, &r.new_only}) {
@@ -188,6 +193,7 @@ void write_compare_csv(const CompareReport& r, std::ostream& out) {
       f.resize(f.size() + 8);
       f.push_back(list == &r.base_only ? "base_only" : "new_only");
       f.resize(f.size() + 6);
+      f.push_back(k.split);
       out << csv_line(f) << "\r\n";
     }
   }
@@ -197,15 +203,17 @@ void write_compare_csv(const CompareReport& r, std::ostream& out) {
 namespace {
 
 json key_json(const RecordKey& k) {
-  return {{"collective", k.collective},
-          {"backend", k.backend},
-          {"algorithm", k.algorithm},
-          {"dtype", k.dtype},
-          {"op", k.op},
-          {"placement", k.placement},
-          {"root", k.root},
-          {"nranks", k.nranks},
-          {"bytes", k.bytes}};
+  json j = {{"collective", k.collective},
+            {"backend", k.backend},
+            {"algorithm", k.algorithm},
+            {"dtype", k.dtype},
+            {"op", k.op},
+            {"placement", k.placement},
+            {"root", k.root},
+            {"nranks", k.nranks},
+            {"bytes", k.bytes}};
+  if (!k.split.empty()) j["split"] = k.split;
+  return j;
 }
 
 json side_json(const Side& s) {
@@ -302,7 +310,7 @@ void md_rows(MarkdownTable& t, const std::vector<const Comparison*>& rows) {
     const RecordKey& k = c->key;
     bool bad = c->verdict == Verdict::Regression;
     auto strong = [bad](std::string s) { return bad ? "**" + s + "**" : s; };
-    t.add_row({md_escape(k.collective), md_escape(k.backend + "/" + k.algorithm),
+    t.add_row({md_escape(collective_text(k)), md_escape(k.backend + "/" + k.algorithm),
                md_escape(k.dtype), md_escape(k.op), md_escape(k.placement), root_text(k.root),
                std::to_string(k.nranks), size_text(k), metric_name(c->metric),
                value(*c, c->base.value), value(*c, c->next.value), strong(percent(c->change)),

@@ -20,6 +20,7 @@ std::string family_name(const ResultRecord& r) {
   std::string name = r.collective + "/" + r.backend + "/" + r.algorithm + "/" + r.dtype + "/" +
                      r.op + "/" + r.placement;
   if (r.root >= 0) name += "/root:" + std::to_string(r.root);
+  if (!r.split.empty()) name += "/split:" + r.split;
   return name;
 }
 

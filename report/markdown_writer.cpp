@@ -45,18 +45,39 @@ class MarkdownWriter : public Writer {
   void print_table(const std::string& collective) {
     using A = MarkdownTable::Align;
     MarkdownTable t;
-    t.set_header({"size", "count", "type", "redop", "root", "backend/algorithm", "placement",
-                  "time", "p50", "p99", "algbw (GB/s)", "busbw (GB/s)", "#wrong"},
-                 {A::Right, A::Right, A::Left, A::Left, A::Right, A::Left, A::Left, A::Right,
-                  A::Right, A::Right, A::Right, A::Right, A::Right});
+    std::vector<std::string> names = {
+        "size",      "count", "type", "redop", "root",         "backend/algorithm",
+        "placement", "time",  "p50",  "p99",   "algbw (GB/s)", "busbw (GB/s)",
+        "#wrong"};
+    std::vector<A> align = {A::Right, A::Right, A::Left,  A::Left,  A::Right, A::Left, A::Left,
+                            A::Right, A::Right, A::Right, A::Right, A::Right, A::Right};
+    bool split = false;
+    for (const auto& r : records_) split = split || (collective_label(r) == collective && r.incast);
+    if (split) {  // alltoallv: how uneven its split is, and what that cost
+      names.insert(names.end(), {"incast", "send skew", "imbalance tax"});
+      align.insert(align.end(), {A::Right, A::Right, A::Right});
+    }
+    t.set_header(names, align);
     for (const auto& r : records_) {
-      if (r.collective != collective) continue;
-      t.add_row({format_size(r.bytes), std::to_string(r.count), md_escape(r.dtype), md_escape(r.op),
-                 r.root < 0 ? "-" : std::to_string(r.root),
-                 md_escape(r.backend + "/" + series_algorithm(r)), md_escape(r.placement),
-                 format_time_us(r.time_us), format_time_us(r.p50_us), format_time_us(r.p99_us),
-                 format_bandwidth(r.algbw_GBps), format_bandwidth(r.busbw_GBps),
-                 r.wrong ? std::to_string(*r.wrong) : "N/A"});
+      if (collective_label(r) != collective) continue;
+      std::vector<std::string> cells = {format_size(r.bytes),
+                                        std::to_string(r.count),
+                                        md_escape(r.dtype),
+                                        md_escape(r.op),
+                                        r.root < 0 ? "-" : std::to_string(r.root),
+                                        md_escape(r.backend + "/" + series_algorithm(r)),
+                                        md_escape(r.placement),
+                                        format_time_us(r.time_us),
+                                        format_time_us(r.p50_us),
+                                        format_time_us(r.p99_us),
+                                        format_bandwidth(r.algbw_GBps),
+                                        format_bandwidth(r.busbw_GBps),
+                                        r.wrong ? std::to_string(*r.wrong) : "N/A"};
+      if (split) {
+        cells.insert(cells.end(), {format_factor(r.incast), format_factor(r.send_skew),
+                                   format_factor(r.imbalance_tax)});
+      }
+      t.add_row(cells);
     }
     out_ << "#### " << md_escape(collective) << "\n\n";
     t.print(out_);

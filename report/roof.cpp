@@ -195,11 +195,12 @@ Roof network_roof(const json& facts, int local, int nranks, const ResultRecord& 
   std::string shape = fmt::format("network: {} x {:g} Gb/s per host{}", nics.size(),
                                   total_gbps / static_cast<double>(nics.size()),
                                   source == "--roof-link-gbps" ? " (given)" : "");
-  if (r.collective == "alltoall" && remote > 0) {
-    // Alltoall cannot combine NICs: each rank sends its remote share through one.
+  if ((r.collective == "alltoall" || r.collective == "alltoallv") && remote > 0) {
+    // Alltoall cannot combine NICs: each rank sends its remote share through one (alltoallv's
+    // busbw is its busiest rank's, which the same holds for).
     const double per_rank = std::min(best_gbps / 8, total / local);
     roof.GBps = per_rank * (nranks - 1) / remote;
-    shape += ", alltoall: 1 NIC per rank";
+    shape += fmt::format(", {}: 1 NIC per rank", r.collective);
   } else if ((r.collective == "gather" || r.collective == "scatter") && remote > 0) {
     roof.GBps = total * (nranks - 1) / remote;  // the root's host carries the remote part
   }

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "report/plot_axis.hpp"
+#include "report/record_text.hpp"
 #include "report/xml.hpp"
 
 namespace cb {
@@ -288,9 +289,11 @@ Plot render_plot(const std::vector<ResultFile>& files, const PlotOptions& option
                     r.nranks};
       auto [it, fresh] = index.emplace(key, series.size());
       if (fresh) series.push_back({key, "", {}});
-      series[it->second].points[r.collective].push_back({static_cast<double>(r.bytes), *v});
-      if (std::find(collectives.begin(), collectives.end(), r.collective) == collectives.end()) {
-        collectives.push_back(r.collective);
+      // A panel per collective, and per split for alltoallv.
+      const std::string panel = collective_label(r);
+      series[it->second].points[panel].push_back({static_cast<double>(r.bytes), *v});
+      if (std::find(collectives.begin(), collectives.end(), panel) == collectives.end()) {
+        collectives.push_back(panel);
       }
     }
   }

@@ -36,6 +36,7 @@ class TableWriter : public Writer {
     for (const auto& c : collective_order(records_)) print_block(c);
     if (records_.empty()) out_ << "# no results\n";
     print_summary();
+    print_imbalance();
     print_roofs();
     print_outlier_warning();
     out_ << std::flush;
@@ -62,27 +63,36 @@ class TableWriter : public Writer {
     std::vector<SeriesKey> series;
     std::map<std::pair<RowKey, SeriesKey>, const ResultRecord*> cell;
     std::map<RowKey, std::uint64_t> counts;
+    std::map<RowKey, const ResultRecord*> first;  // the row's split figures (alltoallv)
+    bool split = false, drops = false;
     for (const auto& r : records_) {
-      if (r.collective != collective) continue;
+      if (collective_label(r) != collective) continue;
       RowKey row{r.dtype, r.op, r.root, r.bytes};
       SeriesKey s{r.backend, series_algorithm(r), r.placement};
       if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
       if (std::find(series.begin(), series.end(), s) == series.end()) series.push_back(s);
       cell[{row, s}] = &r;
       counts[row] = r.count;
+      first.emplace(row, &r);
+      split = split || r.incast.has_value();
+      drops = drops || r.drop_share.has_value();
     }
     bool is_barrier = collective == "barrier";
     TextTable table;
     std::vector<std::string> names = {"size", "count", "type", "redop", "root"};
+    if (split) names.insert(names.end(), {"incast", "skew"});
+    if (drops) names.push_back("dropped");
     std::vector<TextTable::Align> align(names.size(), TextTable::Align::Right);
     std::vector<std::string> group(names.size());
     group[0] = collective;
+    const std::size_t per_series = is_barrier ? 3 : split ? 7 : 6;
     for (const auto& [backend, algo, place] : series) {
       std::vector<std::string> cols =
           is_barrier
               ? std::vector<std::string>{"time", "p50", "p99"}
               : std::vector<std::string>{"time", "p50", "algbw(GB/s)", "busbw(GB/s)", "#wrong",
                                          "eff"};
+      if (split) cols.push_back("tax");
       std::string title = fmt::format("{}/{} {}", backend, algo, placement_title(place));
       for (std::size_t i = 0; i < cols.size(); ++i) {
         names.push_back(cols[i]);
@@ -96,10 +106,15 @@ class TableWriter : public Writer {
       const auto& [dtype, op, root, bytes] = row;
       std::vector<std::string> cells = {format_size(bytes), std::to_string(counts[row]), dtype, op,
                                         root < 0 ? "-" : std::to_string(root)};
+      if (split) {
+        cells.push_back(format_factor(first[row]->incast));
+        cells.push_back(format_factor(first[row]->send_skew));
+      }
+      if (drops) cells.push_back(percent(first[row]->drop_share));
       for (const auto& s : series) {
         auto it = cell.find({row, s});
         if (it == cell.end()) {
-          cells.insert(cells.end(), is_barrier ? 3 : 6, "");
+          cells.insert(cells.end(), per_series, "");
           continue;
         }
         const ResultRecord& r = *it->second;
@@ -112,6 +127,7 @@ class TableWriter : public Writer {
           cells.push_back(format_bandwidth(r.busbw_GBps));
           cells.push_back(r.wrong ? std::to_string(*r.wrong) : "N/A");
           cells.push_back(r.efficiency ? fmt::format("{:.2f}", *r.efficiency) : "-");
+          if (split) cells.push_back(format_factor(r.imbalance_tax));
         }
       }
       table.add_row(cells);
@@ -151,14 +167,14 @@ class TableWriter : public Writer {
           big_sum += *r->busbw_GBps;
           ++big_n;
         }
-        if (std::find(seen.begin(), seen.end(), r->collective) != seen.end()) continue;
-        seen.push_back(r->collective);
+        const std::string label = collective_label(*r);
+        if (std::find(seen.begin(), seen.end(), label) != seen.end()) continue;
+        seen.push_back(label);
         double peak = 0;
         for (const ResultRecord* o : by[k]) {
-          if (o->collective == r->collective && o->busbw_GBps)
-            peak = std::max(peak, *o->busbw_GBps);
+          if (collective_label(*o) == label && o->busbw_GBps) peak = std::max(peak, *o->busbw_GBps);
         }
-        peaks.push_back(fmt::format("{} {:.2f}", r->collective, peak));
+        peaks.push_back(fmt::format("{} {:.2f}", label, peak));
       }
       out_ << fmt::format(
           "# summary {}/{}: peak busbw (GB/s) {}; avg busbw >= 1 MiB {}; #wrong {}\n", k.first,
@@ -166,6 +182,41 @@ class TableWriter : public Writer {
           big_n ? fmt::format("{:.2f} GB/s", big_sum / big_n) : std::string("-"),
           checked ? std::to_string(wrong) : std::string("N/A"));
     }
+  }
+
+  // alltoallv: one line per backend, algorithm, placement and split but uniform, at the largest
+  // size measured: how uneven the split is and what it cost against its uniform twin.
+  void print_imbalance() {
+    using Key = std::tuple<std::string, std::string, std::string, std::string>;
+    std::vector<Key> order;
+    std::map<Key, const ResultRecord*> largest;
+    for (const auto& r : records_) {
+      if (!r.incast || r.split == "uniform") continue;
+      Key k{r.backend, series_algorithm(r), r.placement, r.split};
+      auto [it, fresh] = largest.emplace(k, &r);
+      if (fresh) order.push_back(k);
+      if (r.bytes > it->second->bytes) it->second = &r;
+    }
+    for (const auto& k : order) {
+      const ResultRecord& r = *largest[k];
+      std::string line = fmt::format("# imbalance {}/{} {}{}: incast {}, send skew {}", r.backend,
+                                     series_algorithm(r), collective_label(r),
+                                     r.placement == "in" ? " in-place" : "",
+                                     format_factor(r.incast), format_factor(r.send_skew));
+      if (r.drop_share) line += fmt::format(", {} of token copies dropped", percent(r.drop_share));
+      if (r.imbalance_tax && r.uniform_us) {
+        line += fmt::format("; imbalance tax {:.2f} at {} ({} against {} uniform)",
+                            *r.imbalance_tax, format_size(r.bytes), format_time_us(r.time_us),
+                            format_time_us(*r.uniform_us));
+      } else {
+        line += "; imbalance tax not measured (its uniform twin was skipped)";
+      }
+      out_ << line << "\n";
+    }
+  }
+
+  static std::string percent(const std::optional<double>& share) {
+    return share ? fmt::format("{:.1f}%", 100 * *share) : std::string("-");
   }
 
   // One line per backend, algorithm and collective: its efficiency at the largest sizes, the

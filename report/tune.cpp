@@ -9,8 +9,8 @@ namespace cb {
 
 namespace {
 
-using GroupKey =
-    std::tuple<std::string, std::string, std::string, std::string, std::string, int, int>;
+using GroupKey = std::tuple<std::string, std::string, std::string, std::string, std::string, int,
+                            int, std::string>;  // ... nranks, split
 
 // Relative standard error of a record's mean time.
 double rse(const ResultRecord& r) {
@@ -58,7 +58,7 @@ std::vector<TuneRange> recommend(const std::vector<ResultRecord>& records, const
   std::map<GroupKey, std::map<std::uint64_t, std::vector<const ResultRecord*>>> groups;
   for (const auto& r : records) {
     if (r.collective == "barrier" && r.bytes != 0) continue;
-    GroupKey key{r.backend, r.collective, r.dtype, r.op, r.placement, r.root, r.nranks};
+    GroupKey key{r.backend, r.collective, r.dtype, r.op, r.placement, r.root, r.nranks, r.split};
     if (!groups.count(key)) order.push_back(key);
     groups[key][r.bytes].push_back(&r);
   }
@@ -76,7 +76,7 @@ std::vector<TuneRange> recommend(const std::vector<ResultRecord>& records, const
         close();
         const ResultRecord& r = *at_size.front();
         out.push_back({r.backend, r.library, r.collective, r.dtype, r.op, r.placement, r.root,
-                       r.nranks, r.nnodes, bytes, bytes, c.algorithm, 1.0, 0, 0});
+                       r.nranks, r.nnodes, bytes, bytes, c.algorithm, 1.0, 0, 0, r.split});
         open = &out.back();
         log_speedup = 0;
       }

@@ -15,8 +15,14 @@ namespace cb {
 
 namespace {
 
-using CaseKey = std::tuple<std::string, std::string, std::string, std::string, std::string, int,
-                           int>;  // backend, collective, dtype, op, placement, root, nranks
+using CaseKey =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, int, int,
+               std::string>;  // backend, collective, dtype, op, placement, root, nranks, split
+
+// "alltoallv zipf:1.2": the collective with the split it measured, where it has one.
+std::string collective_text(const std::string& collective, const std::string& split) {
+  return split.empty() ? collective : collective + " " + split;
+}
 
 bool valid(const ResultRecord& r) {
   return !r.wrong || *r.wrong == 0;
@@ -28,8 +34,9 @@ bool is_reference(const ResultRecord& r) {
 }
 
 std::string heading(const ResultRecord& r, std::size_t candidates, std::size_t shown) {
-  std::string where = fmt::format("{} {} {} {} {}", r.collective, r.backend, r.dtype, r.op,
-                                  r.placement == "in" ? "in-place" : "out-of-place");
+  std::string where =
+      fmt::format("{} {} {} {} {}", collective_text(r.collective, r.split), r.backend, r.dtype,
+                  r.op, r.placement == "in" ? "in-place" : "out-of-place");
   if (r.root >= 0) where += fmt::format(" root {}", r.root);
   std::string which = candidates <= shown
                           ? fmt::format("{} candidates per size, fastest first", candidates)
@@ -47,7 +54,7 @@ void print_candidates(const std::vector<ResultRecord>& records, std::size_t show
   std::vector<CaseKey> order;
   std::map<CaseKey, std::map<std::uint64_t, std::vector<const ResultRecord*>>> groups;
   for (const auto& r : records) {
-    CaseKey key{r.backend, r.collective, r.dtype, r.op, r.placement, r.root, r.nranks};
+    CaseKey key{r.backend, r.collective, r.dtype, r.op, r.placement, r.root, r.nranks, r.split};
     if (!groups.count(key)) order.push_back(key);
     groups[key][r.bytes].push_back(&r);
   }
@@ -99,8 +106,9 @@ void print_advice(const std::vector<TuneRange>& ranges, const std::string& what,
         r.min_bytes == r.max_bytes
             ? format_size(r.min_bytes)
             : fmt::format("{} - {}", format_size(r.min_bytes), format_size(r.max_bytes));
-    t.add_row({r.backend, r.collective, r.dtype, r.op, r.placement, sizes, r.algorithm,
-               fmt::format("{:.2f}x", r.speedup), fmt::format("{:.1f}%", 100 * r.margin)});
+    t.add_row({r.backend, collective_text(r.collective, r.split), r.dtype, r.op, r.placement, sizes,
+               r.algorithm, fmt::format("{:.2f}x", r.speedup),
+               fmt::format("{:.1f}%", 100 * r.margin)});
   }
   out << "#\n# tune: " << what << "\n";
   t.print(out, "# ");

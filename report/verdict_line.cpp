@@ -41,7 +41,7 @@ std::string series_name(const RecordKey& k, const std::vector<Comparison>& rows)
   std::set<std::string> backends, dtypes, ops, places, envs;
   std::set<int> roots, ranks;
   for (const auto& c : rows) {
-    if (c.key.collective != k.collective) continue;
+    if (c.key.collective != k.collective || c.key.split != k.split) continue;
     backends.insert(c.key.backend + "/" + c.key.algorithm);
     dtypes.insert(c.key.dtype);
     ops.insert(c.key.op);
@@ -50,7 +50,7 @@ std::string series_name(const RecordKey& k, const std::vector<Comparison>& rows)
     roots.insert(c.key.root);
     ranks.insert(c.key.nranks);
   }
-  std::string s = k.collective;
+  std::string s = k.split.empty() ? k.collective : fmt::format("{} {}", k.collective, k.split);
   if (backends.size() > 1) s += " " + k.backend + "/" + k.algorithm;
   if (dtypes.size() > 1) s += " " + k.dtype;
   if (ops.size() > 1) s += " " + k.op;

@@ -10,6 +10,7 @@
 
 #include "collectives/catalogue/catalogue.hpp"
 #include "collectives/catalogue/dtype.hpp"
+#include "collectives/catalogue/traffic.hpp"
 #include "collectives/backends/control.hpp"
 #include "collectives/engine/timer.hpp"
 #include "collectives/validation/pattern.hpp"
@@ -45,10 +46,14 @@ struct CollectiveCall {
   ReduceOp op;  // None for collectives that do not reduce
   Placement placement;
   int root;             // 0 where the collective has no root
-  std::uint64_t count;  // per-rank count as in the catalogue
+  std::uint64_t count;  // per-rank count as in the catalogue (alltoallv: the largest buffer of
+                        // any rank, in elements)
   void* send;           // unused in place
   void* recv;           // the single buffer in place
   int local = 0;        // which of this process's ranks the buffers belong to (see local_ranks)
+  // alltoallv: every local rank's per-peer counts and displacements, made before the call's
+  // first issue (its rank's are blocks->local[local]); null for the other collectives.
+  const VBlocks* blocks = nullptr;
 };
 
 // A communicator with one algorithm choice. Created outside timed regions.
@@ -71,6 +76,7 @@ class Communicator {
   // What this rank's result region must hold; a backend overrides where its convention differs
   // from the catalogue's (an MPI broadcast root keeps its data in the send buffer).
   virtual std::vector<Segment> expected(const CollectiveCall& call) const {
+    if (call.blocks) return expected_segments(call.blocks->local[call.local]);
     return expected_segments(call.collective, rank() + call.local, size(), call.root, call.count);
   }
   // Ranks this process drives (several GPUs per process): rank() .. rank() + local_ranks() - 1,

@@ -9,7 +9,8 @@ std::map<Collective, std::vector<const TuneRange*>> first_groups(
   for (const auto& r : ranges) {
     auto c = parse_collective(r.collective);
     if (r.backend != backend || !c) continue;
-    std::string group = r.dtype + "/" + r.op + "/" + r.placement + "/" + std::to_string(r.root);
+    std::string group =
+        r.dtype + "/" + r.op + "/" + r.placement + "/" + std::to_string(r.root) + "/" + r.split;
     auto [it, fresh] = chosen.emplace(*c, group);
     if (fresh || it->second == group) out[*c].push_back(&r);
   }

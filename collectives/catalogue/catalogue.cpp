@@ -23,6 +23,7 @@ const std::vector<CollectiveInfo> kCollectives = {
     {Collective::Scatter,       "scatter",        {},                                        false,  true,  E::PerRank, E::One,     B::NMinus1OverN},
     {Collective::SendRecv,      "sendrecv",       {"send_recv"},                             false,  false, E::One,     E::One,     B::One},
     {Collective::Barrier,       "barrier",        {},                                        false,  false, E::None,    E::None,    B::None},
+    {Collective::AllToAllV,     "alltoallv",      {"all_to_allv", "alltoall_v"},             false,  false, E::Split,   E::Split,   B::NMinus1OverN},
 };
 // clang-format on
 
@@ -60,6 +61,8 @@ std::uint64_t elements(Extent e, std::uint64_t count, int nranks) {
       return count;
     case Extent::PerRank:
       return count * static_cast<std::uint64_t>(nranks);
+    case Extent::Split:  // count is then the largest buffer of any rank
+      return count;
   }
   return 0;
 }
@@ -160,6 +163,8 @@ std::vector<Segment> expected_segments(Collective c, int rank, int nranks, int r
       out.push_back({0, count, false, (rank - 1 + nranks) % nranks, 0});
       break;
     case Collective::Barrier:
+      break;
+    case Collective::AllToAllV:  // per-peer blocks: expected_segments(RankBlocks) in traffic.hpp
       break;
   }
   return out;

@@ -20,10 +20,13 @@ enum class Collective {
   Gather,
   Scatter,
   SendRecv,
-  Barrier
+  Barrier,
+  AllToAllV
 };
 
-enum class Extent { None, One, PerRank };  // a buffer holds 0, count, or count x nranks elements
+// A buffer holds 0, count, or count x nranks elements, or what the split gives it (alltoallv: the
+// blocks of collectives/catalogue/traffic.hpp).
+enum class Extent { None, One, PerRank, Split };
 
 enum class BusFactor { AllReduce, NMinus1OverN, One, None };
 
@@ -74,7 +77,8 @@ struct Segment {
   std::uint64_t src_offset;
 };
 
-// The expected layout of `rank`'s result region; empty where the rank receives nothing.
+// The expected layout of `rank`'s result region; empty where the rank receives nothing (and for
+// alltoallv, whose layout comes from its blocks: traffic.hpp).
 std::vector<Segment> expected_segments(Collective c, int rank, int nranks, int root,
                                        std::uint64_t count);
 

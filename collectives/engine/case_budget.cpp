@@ -10,7 +10,8 @@ double planned_case_seconds(const Case& c, const RunnerOptions& o) {
       o.warmup ? static_cast<double>(*o.warmup) * iteration : std::max(0.2 * o.budget_s, iteration);
   const double timed = o.iters ? static_cast<double>(*o.iters) * iteration
                                : std::max(o.budget_s, static_cast<double>(o.min_iters) * iteration);
-  return warmup + timed + (o.check ? iteration : 0.0);
+  const double one = warmup + timed + (o.check ? iteration : 0.0);
+  return has_twin(c) ? 2 * one : one;  // alltoallv: its uniform twin is measured beside it
 }
 
 std::vector<double> planned_seconds(const std::vector<std::vector<Case>>& plans,

@@ -12,7 +12,8 @@ namespace cb {
 
 // Adaptive: a fifth of --min-time warming up and at most --min-time timing, but never fewer than
 // the minimum iterations; fixed -w/-n: those iterations. An iteration is assumed to take 10 us
-// plus the bytes at 1 GB/s; validation adds one.
+// plus the bytes at 1 GB/s; validation adds one. An alltoallv case with a uniform twin counts
+// twice.
 double planned_case_seconds(const Case& c, const RunnerOptions& o);
 
 // Every case of every plan, in run order.

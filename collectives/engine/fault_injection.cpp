@@ -18,7 +18,11 @@ const TestFault& test_fault() {
     std::string rest(text.substr(colon + 1));
     int rank = std::atoi(rest.c_str());
     if (kind == "hang") f.hang_rank = rank;
+    if (kind == "link") f.link_us_per_mib = std::strtod(rest.c_str(), nullptr);
     if (kind == "corrupt") f.corrupt_rank = rank;
+    if (auto second = rest.find(':'); kind == "corrupt" && second != std::string::npos) {
+      f.corrupt_source = std::atoi(rest.c_str() + second + 1);
+    }
     if (kind == "die") f.die_rank = rank;
     if (auto second = rest.find(':'); kind == "faults" && second != std::string::npos) {
       f.faults_rank = rank;

@@ -1,5 +1,6 @@
 // Test-only fault injection, documented in the README: COMMBENCH_TEST_FAULT=KIND:R makes rank R
-// hang inside the timed loop (hang), corrupt one element of its validated result (corrupt), or
+// hang inside the timed loop (hang), corrupt one element of its validated result (corrupt; with
+// corrupt:R:S the first element of the block it received from rank S), or
 // kill itself with SIGKILL inside the timed loop as a crashed rank would (die; die:R:N after
 // the first N cases it measured finished), or sleep US
 // microseconds after every call it issues in the timed loop (slow:R:US, a setting known to be
@@ -7,7 +8,10 @@
 // rank's buffer holds at least MIN_BYTES, for tests of compare), or map, write and unmap BYTES
 // of fresh memory after every call it issues in the timed loop (faults:R:BYTES, as an allocator
 // that maps a library's temporary buffers afresh on each call), or after a case's first N calls
-// only, warm-up included (faults:R:BYTES:N, as a library that grows its pools at first). Read once.
+// only, warm-up included (faults:R:BYTES:N, as a library that grows its pools at first), or make
+// every rank sleep after each timed alltoallv call for what it received at US microseconds per
+// MiB (link:US, a receive link of fixed bandwidth: time then follows the busiest receiver, as on
+// a network). Read once.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +23,7 @@ namespace cb {
 struct TestFault {
   int hang_rank = -1;
   int corrupt_rank = -1;
+  int corrupt_source = -1;  // the block from this rank (-1: the first block of the result)
   int die_rank = -1;
   std::uint64_t die_after_cases = 0;  // the cases rank die_rank finishes first
   int slow_rank = -1;
@@ -28,6 +33,7 @@ struct TestFault {
   int faults_rank = -1;
   std::size_t faults_bytes = 0;
   std::uint64_t faults_calls = 0;  // faults:R:BYTES:N: a case's first N calls only; 0: every call
+  double link_us_per_mib = 0;      // every rank, alltoallv only
 };
 
 const TestFault& test_fault();

@@ -8,8 +8,10 @@
 #include <memory>
 #include <set>
 
+#include "collectives/catalogue/moe_router.hpp"
 #include "collectives/engine/memory_check.hpp"
 #include "common/error.hpp"
+#include "common/units.hpp"
 
 namespace cb {
 
@@ -34,6 +36,84 @@ std::vector<std::uint64_t> sweep_sizes(const SweepOptions& o) {
     s *= o.step_factor;
   }
   return out;
+}
+
+namespace {
+
+// The router's scores a moe case may draw: about 5 s of this process's time per matrix.
+constexpr std::uint64_t kMaxRouterDraws = 250'000'000;
+
+// The splits of an alltoallv plan, each checked against the rank count.
+std::vector<std::shared_ptr<const SplitSpec>> checked_splits(const SplitSettings& settings,
+                                                             int nranks) {
+  std::vector<std::shared_ptr<const SplitSpec>> out;
+  for (const auto& s : settings.splits) {
+    if (std::string why = split_unfit(s, nranks); !why.empty()) {
+      usage_error("--split {}: {}", split_name(s), why);
+    }
+    out.push_back(std::make_shared<const SplitSpec>(s));
+  }
+  return out;
+}
+
+// One alltoallv case per split and size (a matrix split: once, at the file's sizes), each with
+// its matrix's figures; sizes too small to move an element, or that move what the previous size
+// did, are left out.
+void add_alltoallv_cases(const Case& shape, const SweepOptions& o,
+                         const std::vector<std::uint64_t>& sizes, int nranks,
+                         const std::vector<std::shared_ptr<const SplitSpec>>& splits,
+                         std::vector<Case>& cases) {
+  const std::uint64_t es = info(shape.dtype).size;
+  for (const auto& split : splits) {
+    std::uint64_t previous = 0;
+    const bool from_file = split->kind == SplitKind::Matrix;
+    for (std::uint64_t size : from_file ? std::vector<std::uint64_t>{0} : sizes) {
+      const std::uint64_t elements = size / es;
+      if (split->kind == SplitKind::Moe) {
+        const std::uint64_t tokens =
+            elements / (static_cast<std::uint64_t>(split->moe.topk) * split->moe_hidden);
+        if (router_draws(split->moe, nranks, tokens) > kMaxRouterDraws) {
+          usage_error(
+              "--split {}: {} tokens per rank at {} would make the router draw more than {} "
+              "scores per matrix; raise --moe-hidden or lower --max-bytes",
+              split_name(*split), tokens, format_size(size), kMaxRouterDraws);
+        }
+      }
+      Case c = shape;
+      c.split = split;
+      c.split_elements = elements;
+      c.traffic = traffic_figures(case_traffic(c, nranks));
+      if (c.traffic.total == 0 || c.traffic.total == previous) continue;
+      previous = c.traffic.total;
+      c.count = c.traffic.total / static_cast<std::uint64_t>(nranks);
+      c.bytes = c.traffic.total * es / static_cast<std::uint64_t>(nranks);
+      for (Placement p : o.placements) {
+        c.placement = p;
+        cases.push_back(c);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Traffic case_traffic(const Case& c, int nranks) {
+  Traffic t = split_traffic(*c.split, nranks, c.split_elements, info(c.dtype).size);
+  if (c.uniform_twin) t = uniform_like(t, c.placement == Placement::In);
+  return t;
+}
+
+bool has_twin(const Case& c) {
+  return c.split && c.split->kind != SplitKind::Uniform && !c.uniform_twin;
+}
+
+Case uniform_twin(const Case& c, int nranks) {
+  Case twin = c;
+  twin.uniform_twin = true;
+  twin.traffic = traffic_figures(case_traffic(twin, nranks));
+  twin.count = twin.traffic.total / static_cast<std::uint64_t>(nranks);
+  twin.bytes = twin.traffic.total * info(c.dtype).size / static_cast<std::uint64_t>(nranks);
+  return twin;
 }
 
 static std::vector<std::string> algorithms_for(const Backend& b, Collective c,
@@ -80,6 +160,16 @@ std::vector<Case> plan_cases(const Backend& backend, const SweepOptions& o, int 
   }
   for (Collective c : o.collectives) {
     const auto& ci = info(c);
+    if (c == Collective::AllToAllV && sizes.size() > 1) {
+      for (const auto& s : o.split.splits) {
+        if (s.kind == SplitKind::Matrix) {
+          note(
+              fmt::format("{}: alltoallv {}: the file sets every pair's bytes; the size sweep "
+                          "does not apply",
+                          b, split_name(s)));
+        }
+      }
+    }
     if (!backend.supports(c)) {
       note(fmt::format("{}: {} is not supported, skipped", b, ci.name));
       continue;
@@ -113,6 +203,11 @@ std::vector<Case> plan_cases(const Backend& backend, const SweepOptions& o, int 
             continue;
           }
           for (int root : roots) {
+            if (c == Collective::AllToAllV) {
+              add_alltoallv_cases({c, algo, t, op, root, 0, 0, Placement::Out}, o, sizes, nranks,
+                                  checked_splits(o.split, nranks), cases);
+              continue;
+            }
             if (c == Collective::Barrier) {
               cases.push_back({c, algo, t, op, root, 0, 0, Placement::Out});
               continue;
@@ -132,11 +227,51 @@ std::vector<Case> plan_cases(const Backend& backend, const SweepOptions& o, int 
   return cases;
 }
 
+void share_split_matrices(Control& control, SplitSettings& splits) {
+  for (auto& s : splits.splits) {
+    if (s.kind != SplitKind::Matrix) continue;
+    std::string mine;
+    if (control.rank() == 0) {
+      try {
+        SplitSpec check = s;
+        const std::string text = read_matrix_file(s.path);
+        parse_matrix_text(text, s.path, check);
+        mine = "+" + text;
+      } catch (const Error& e) {
+        mine = "-" + std::string(e.what());
+      }
+    }
+    const std::string root = control.allgather(mine).front();
+    if (root.empty() || root.front() == '-') usage_error("{}", root.empty() ? "" : root.substr(1));
+    parse_matrix_text(root.substr(1), s.path, s);
+  }
+}
+
+nlohmann::json split_meta(const SweepOptions& sweep, const std::vector<std::vector<Case>>& plans) {
+  bool any = false;
+  for (const auto& plan : plans) {
+    any = any || std::any_of(plan.begin(), plan.end(), [](const Case& c) { return c.split; });
+  }
+  if (!any) return nullptr;
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& s : sweep.split.splits) names.push_back(split_name(s));
+  return {{"splits", names}, {"seed", sweep.split.seed}, {"moe_hidden", sweep.split.moe_hidden}};
+}
+
 BufferNeeds buffer_needs(const std::vector<Case>& cases, int nranks) {
   BufferNeeds need;
   for (const auto& c : cases) {
     const auto& ci = info(c.collective);
     std::uint64_t es = info(c.dtype).size;
+    if (c.split) {  // its uniform twin never needs more (uniform_like)
+      if (c.placement == Placement::Out) {
+        need.send = std::max(need.send, c.traffic.max_send * es);
+        need.recv = std::max(need.recv, c.traffic.max_recv * es);
+      } else {
+        need.recv = std::max(need.recv, c.traffic.largest() * es);
+      }
+      continue;
+    }
     if (c.placement == Placement::Out) {
       need.send = std::max(need.send, elements(ci.send, c.count, nranks) * es);
       need.recv = std::max(need.recv, elements(ci.recv, c.count, nranks) * es);

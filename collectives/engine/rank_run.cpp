@@ -139,13 +139,15 @@ int run_this_rank(RankRun& run) {
     bo.control = control.get();
     bo.timeout_seconds = run.s.timeout;
     create_backends(run.backends, bo, watchdog, backends);
+    share_split_matrices(*control, run.s.sweep.split);
     plans = plan_backends(backends, run.s.sweep, control->rank() == 0);
     const RunHosts hosts = gather_hosts(*control);
     check_host_memory(*control, hosts.ranks_here, backends, plans);
-    const RunMeta meta =
+    RunMeta meta =
         assemble_run_meta(*control, hosts, backends,
                           {run.hooks.version, run.hooks.git_commit, bo.launch, run.backend_choice,
                            run.hooks.topology_facts(), run.hooks.summarise_topology});
+    meta.split = split_meta(run.s.sweep, plans);
     run_session(run, *control, watchdog, backends, plans, meta, session);
     return 0;
   } catch (const Error& e) {

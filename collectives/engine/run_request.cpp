@@ -58,6 +58,37 @@ void size_settings(const RunRequest& rq, RunSettings& s) {
   sweep_sizes(s.sweep);  // checks min <= max and the step
 }
 
+// --split, --split-seed and --moe-hidden; --split only where alltoallv runs.
+void split_settings(const RunRequest& rq, RunSettings& s) {
+  SplitSettings& split = s.sweep.split;
+  if (!rq.split_seed.empty()) {
+    split.seed = positive_count(rq.split_seed, "--split-seed", true);
+  }
+  if (!rq.moe_hidden.empty()) {
+    split.moe_hidden = positive_count(rq.moe_hidden, "--moe-hidden", false);
+    if (split.moe_hidden > (1ULL << 30)) {
+      usage_error("invalid --moe-hidden '{}': at most {} elements per token", rq.moe_hidden,
+                  1ULL << 30);
+    }
+  }
+  split.requested = !rq.splits.empty();
+  if (split.requested) split.splits.clear();
+  for (const auto& text : rq.splits) {
+    SplitSpec spec = parse_split(text);
+    const bool repeated = std::any_of(split.splits.begin(), split.splits.end(),
+                                      [&](const auto& s) { return s == spec; });
+    if (!repeated) split.splits.push_back(spec);
+  }
+  for (auto& spec : split.splits) {
+    spec.seed = split.seed;
+    spec.moe_hidden = split.moe_hidden;
+  }
+  const auto& cs = s.sweep.collectives;
+  if (split.requested && std::find(cs.begin(), cs.end(), Collective::AllToAllV) == cs.end()) {
+    usage_error("--split applies to alltoallv, which -c does not select (add it: -c alltoallv)");
+  }
+}
+
 RunFlag text(const char* names, std::string RunRequest::*field, const char* help,
              bool relaunched = true) {
   return {names, help, [field](RunRequest& rq) -> std::string& { return rq.*field; }, nullptr,
@@ -69,7 +100,7 @@ std::vector<RunFlag> make_run_flags() {
   std::vector<RunFlag> f = {
       text("-c,--collectives", &R::collectives,
            "all, or a list of allreduce, allgather, reduce_scatter, broadcast, reduce, alltoall, "
-           "gather, scatter, sendrecv, barrier"),
+           "gather, scatter, sendrecv, barrier, alltoallv"),
       text("-B,--backends", &R::backends, "mpi, gloo, nccl (default: see README)"),
       text("-A,--algorithms", &R::algorithms, "default, all, or names from `list algorithms`"),
       text("-b,--min-bytes", &R::min_bytes, "smallest size (8, 64K, 4M, 1G; binary)"),
@@ -107,6 +138,16 @@ std::vector<RunFlag> make_run_flags() {
                    "run the whole sweep N times, each a separate launch; figures are medians over "
                    "repetitions (default 1)",
                    false));
+  f.push_back({"--split",
+               "alltoallv's split of the bytes between pairs of ranks: uniform, distance[:S], "
+               "zipf:A, moe:E,K[,G][,CF] or matrix:FILE (default uniform); repeatable",
+               {},
+               nullptr,
+               &R::splits});
+  f.push_back(text("--split-seed", &R::split_seed,
+                   "seed of the moe router's scores, the same on every rank (default 1)"));
+  f.push_back(text("--moe-hidden", &R::moe_hidden,
+                   "elements per token of --split moe, of the case's dtype (default 7168)"));
   f.push_back(text("--roof-link-gbps", &R::roof_link_gbps,
                    "network rate per host in Gbit/s for the roof, where sysfs cannot tell it "
                    "(virtual NICs, a throttled or emulated link)"));
@@ -150,6 +191,7 @@ RunSettings run_settings(const RunRequest& rq) {
     usage_error("invalid --memory '{}': expected host or device", rq.memory);
   }
   size_settings(rq, s);
+  split_settings(rq, s);
   // Every iteration keeps a sample, so the counts are bounded before anything is allocated.
   if (!rq.warmup.empty()) s.runner.warmup = bounded_count(rq.warmup, "--warmup", true);
   if (!rq.iters.empty()) s.runner.iters = bounded_count(rq.iters, "--iters", false);

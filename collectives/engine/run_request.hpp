@@ -42,6 +42,9 @@ struct RunRequest {
   std::string gpus;
   std::string repeat = "1";  // --repeat N: the sweep N times, each a separate launch
   std::string launch;        // --launch 'PREFIX': the user's launcher for each launch
+  std::vector<std::string> splits;  // --split, repeatable: alltoallv's distributions
+  std::string split_seed;           // --split-seed (default 1)
+  std::string moe_hidden;           // --moe-hidden (default 7168)
   std::string roof_link_gbps;    // --roof-link-gbps: network rate the probe cannot read
   std::string roof_host_memory;  // --roof-host-memory: GB/s, or "measure" in this launch
   // Not a flag: false where the caller prints its own view of the records on stdout (tune's

@@ -17,6 +17,7 @@
 
 #include "collectives/engine/fault_injection.hpp"
 #include "collectives/engine/outlier_cause.hpp"
+#include "common/error.hpp"
 #include "common/units.hpp"
 
 namespace cb {
@@ -53,7 +54,48 @@ Runner::~Runner() {
 }
 
 CollectiveCall Runner::call_for(const Case& c) const {
+  if (c.split) {
+    CollectiveCall call{c.collective, c.dtype, c.op, c.placement, 0, c.traffic.largest(),
+                        send_,        recv_,   0};
+    call.blocks = blocks_.get();
+    return call;
+  }
   return {c.collective, c.dtype, c.op, c.placement, std::max(c.root, 0), c.count, send_, recv_};
+}
+
+namespace {
+
+bool same_matrix(const Case& a, const Case& b) {
+  return a.split == b.split && a.split_elements == b.split_elements &&
+         a.uniform_twin == b.uniform_twin && a.dtype == b.dtype && a.placement == b.placement;
+}
+
+}  // namespace
+
+CollectiveCall Runner::prepare(Communicator& comm, const Case& c) {
+  if (!c.split || (blocks_for_ && same_matrix(*blocks_for_, c))) return call_for(c);
+  const Traffic t = case_traffic(c, backend_.size());
+  // Ranks on hosts whose maths libraries round differently could draw different routings: a
+  // mismatch would hang or corrupt the call, so it stops the run here, named.
+  const std::string mine = fmt::format("{:016x}", traffic_checksum(t));
+  const std::vector<std::string> all = control_.allgather(mine);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r] != all.front()) {
+      runtime_error(
+          "{}: rank {} computed a different traffic matrix than rank 0 (checksum {} "
+          "against {}); its host's maths library differs",
+          describe(c), r, all[r], all.front());
+    }
+  }
+  auto blocks = std::make_unique<VBlocks>();
+  blocks->id = next_vblocks_id();
+  blocks->symmetric = c.traffic.symmetric;
+  for (int l = 0; l < comm.local_ranks(); ++l) {
+    blocks->local.push_back(rank_blocks(t, comm.rank() + l));
+  }
+  blocks_ = std::move(blocks);
+  blocks_for_ = c;
+  return call_for(c);
 }
 
 namespace {
@@ -65,6 +107,23 @@ double faulted_bytes() {
   getrusage(RUSAGE_SELF, &u);
   static const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
   return static_cast<double>(u.ru_minflt) * page;
+}
+
+// The segment the test-only corrupt fault hits: the one from source rank corrupt_source where it
+// names one, else the first; null where there is none.
+const Segment* corrupted_segment(const std::vector<Segment>& segments) {
+  for (const auto& s : segments) {
+    if (test_fault().corrupt_source < 0 || s.source == test_fault().corrupt_source) return &s;
+  }
+  return nullptr;
+}
+
+// The elements of a validated call's output region that its result must overwrite: `region`, or
+// for alltoallv what this rank receives (in place: and what it sends from the same buffer).
+std::uint64_t poisoned_elements(const Case& c, const CollectiveCall& local, std::uint64_t region) {
+  if (!local.blocks) return region;
+  const RankBlocks& b = local.blocks->local[local.local];
+  return c.placement == Placement::Out ? b.recv_total : std::max(b.recv_total, b.send_total);
 }
 
 // The cases this process has begun to measure, for the test-only fault that lets a rank die
@@ -82,6 +141,16 @@ bool slowed(int rank, const CollectiveCall& call) {
   if (f.slow_collective.empty()) return true;
   return name(call.collective) == f.slow_collective &&
          call.count * info(call.dtype).size >= f.slow_min_bytes;
+}
+
+// The test-only link fault's sleep after each timed alltoallv call: what this rank receives at
+// the fault's rate.
+int link_fault_us(const CollectiveCall& call) {
+  const double rate = test_fault().link_us_per_mib;
+  if (rate <= 0 || !call.blocks) return 0;
+  const double bytes = static_cast<double>(call.blocks->local.front().recv_total) *
+                       static_cast<double>(info(call.dtype).size);
+  return static_cast<int>(bytes / (1 << 20) * rate);
 }
 
 // What the test-only faults add after each timed call: a sleep, and memory mapped afresh,
@@ -111,7 +180,7 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   if (comm.rank() == test_fault().hang_rank) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // never enters the call
   }
-  const int slow_us = slowed(comm.rank(), call) ? test_fault().slow_us : 0;
+  const int slow_us = (slowed(comm.rank(), call) ? test_fault().slow_us : 0) + link_fault_us(call);
   const std::size_t map_bytes =
       comm.rank() == test_fault().faults_rank ? test_fault().faults_bytes : 0;
   const bool faulty = slow_us || map_bytes;
@@ -188,6 +257,11 @@ void Runner::fill_input(const Case& c, const CollectiveCall& call, Pattern& patt
   const auto& ci = info(c.collective);
   const int n = backend_.size();
   PeriodicTable table = pattern.input_table(rank);
+  if (call.blocks) {  // alltoallv: the blocks this rank sends, packed from the buffer's start
+    const std::uint64_t sent = call.blocks->local[call.local].send_total;
+    memory_.fill(c.placement == Placement::Out ? call.send : call.recv, sent, table, 0);
+    return;
+  }
   if (c.placement == Placement::Out) {
     memory_.fill(call.send, elements(ci.send, c.count, n), table, 0);
   } else {
@@ -203,13 +277,13 @@ std::optional<std::uint64_t> Runner::validate(Communicator& comm, const Case& c,
   const auto& ci = info(c.collective);
   Pattern pattern(c.dtype, c.op == ReduceOp::None ? ReduceOp::Max : c.op, n, seed);
   // Poison what the call must overwrite, then lay down this iteration's input.
-  std::uint64_t region = c.placement == Placement::Out
-                             ? elements(ci.recv, c.count, n)
-                             : in_place_elements(c.collective, c.count, n);
+  const std::uint64_t region = c.placement == Placement::Out
+                                   ? elements(ci.recv, c.count, n)
+                                   : in_place_elements(c.collective, c.count, n);
   // Each rank this process drives (several GPUs per process) has its own buffers and input.
   for (int l = 0; l < comm.local_ranks(); ++l) {
     CollectiveCall local = comm.local_call(call, l);
-    memory_.poison(local.recv, region * info(c.dtype).size);
+    memory_.poison(local.recv, poisoned_elements(c, local, region) * info(c.dtype).size);
     fill_input(c, local, pattern, rank + l);
   }
   control_.barrier();
@@ -227,8 +301,10 @@ std::optional<std::uint64_t> Runner::validate(Communicator& comm, const Case& c,
           at(local.recv, comm.in_place_output_offset(c.collective, rank + l, c.count), c.dtype);
     }
     std::vector<Segment> segments = comm.expected(local);
-    if (rank + l == test_fault().corrupt_rank && !segments.empty()) {
-      memory_.corrupt(at(result, segments.front().dst_offset, c.dtype), info(c.dtype).size);
+    if (rank + l == test_fault().corrupt_rank) {
+      if (const Segment* s = corrupted_segment(segments)) {
+        memory_.corrupt(at(result, s->dst_offset, c.dtype), info(c.dtype).size);
+      }
     }
     for (const auto& s : segments) {
       wrong += memory_.count_wrong(at(result, s.dst_offset, c.dtype), s.length,
@@ -242,8 +318,8 @@ std::optional<std::uint64_t> Runner::validate(Communicator& comm, const Case& c,
 Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_index) {
   ++cases_begun;
   case_calls = 0;
-  CollectiveCall call = call_for(c);
   watchdog_.arm(describe(c));
+  CollectiveCall call = prepare(comm, c);
   {
     // Timing data: the pattern for seed 0 (its values do not matter, only that they are finite).
     Pattern pattern(c.dtype, c.op == ReduceOp::None ? ReduceOp::Max : c.op, backend_.size(), 0);
@@ -373,10 +449,19 @@ ResultRecord make_record(const Backend& backend, const Case& c, const Measuremen
   r.p99_us = m.stats.p99;
   r.max_us = m.stats.max;
   r.cv = m.stats.cv;
+  // alltoallv: nccl-tests' convention, the bytes of the rank that sends or receives the most.
+  const double moved = c.split ? static_cast<double>(c.traffic.largest() * info(c.dtype).size)
+                               : static_cast<double>(c.bytes);
   if (!barrier && m.time_us > 0) {
-    double algbw = static_cast<double>(c.bytes) / m.time_us / 1e3;  // bytes/us = MB/s
+    double algbw = moved / m.time_us / 1e3;  // bytes/us = MB/s
     r.algbw_GBps = algbw;
     r.busbw_GBps = algbw * bus_factor(c.collective, backend.size());
+  }
+  if (c.split) {
+    r.split = split_name(*c.split);
+    r.incast = c.traffic.incast;
+    r.send_skew = c.traffic.send_skew;
+    r.drop_share = c.traffic.drop_share;
   }
   r.wrong = m.wrong;
   r.rank_time = m.rank_time;
@@ -390,6 +475,8 @@ std::string describe(const Case& c) {
   std::string s =
       fmt::format("{} {} {}", name(c.collective), format_size(c.bytes), info(c.dtype).name);
   if (c.op != ReduceOp::None) s += fmt::format(" {}", name(c.op));
+  if (c.split) s += fmt::format(" {}", split_name(*c.split));
+  if (c.uniform_twin) s += " (its uniform twin)";
   if (c.root >= 0) s += fmt::format(" root {}", c.root);
   if (c.placement == Placement::In) s += " in-place";
   if (c.algorithm != "default") s += fmt::format(" ({})", c.algorithm);

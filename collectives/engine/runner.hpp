@@ -53,6 +53,10 @@ class Runner {
   Runner& operator=(const Runner&) = delete;
 
   Measurement run(Communicator& comm, const Case& c, std::uint64_t case_index);
+  // The call `run` issues for `c`: for alltoallv, with this process's blocks of c's matrix,
+  // made here once per case (every rank calls this together: the ranks check they computed the
+  // same matrix).
+  CollectiveCall prepare(Communicator& comm, const Case& c);
 
  private:
   CollectiveCall call_for(const Case& c) const;
@@ -76,6 +80,8 @@ class Runner {
   std::vector<RankPlace> places_;  // where every process runs, in control-channel order
   void* send_ = nullptr;
   void* recv_ = nullptr;
+  std::unique_ptr<VBlocks> blocks_;  // alltoallv: the case prepared last
+  std::optional<Case> blocks_for_;
   std::uint64_t progress_ = 0;
   double batch_fault_bytes_ = 0;  // what the last run_batch faulted in while timed, this rank
   std::unique_ptr<TimingDiagnostics> diagnostics_;  // COMMBENCH_DIAGNOSTICS

@@ -91,8 +91,7 @@ void Session::run(int nnodes, const SessionEvents& events) {
              events);
         continue;
       }
-      CollectiveCall shape{c.collective,        c.dtype, c.op,    c.placement,
-                           std::max(c.root, 0), c.count, nullptr, nullptr};
+      const CollectiveCall shape = runner.prepare(*it->second.comm, c);
       if (std::string why = it->second.comm->skip_reason(shape); !why.empty()) {
         note(fmt::format("{}: {} algorithm {} skipped where {}", backend.name(), name(c.collective),
                          c.algorithm, why),
@@ -104,6 +103,7 @@ void Session::run(int nnodes, const SessionEvents& events) {
       if (std::string chosen = it->second.comm->describe_choice(); !chosen.empty()) {
         rec.algorithm = chosen;  // what the library picked for "default"
       }
+      if (c.split) measure_twin(runner, *it->second.comm, c, m, done, rec, events);
       if (rec.rank_time && rec.nranks > 1) case_times_.push_back(*rec.rank_time);
       if (rec.wrong && *rec.wrong > 0) {
         wrong_total_ += *rec.wrong;
@@ -120,6 +120,30 @@ void Session::run(int nnodes, const SessionEvents& events) {
   if (!middle_taken) sample_control_collectively(control_, "middle", launch_control_);
   sample_control_collectively(control_, "end", launch_control_);
   load.finish(launch_control_);
+}
+
+// alltoallv: the imbalance tax, this case's time over that of the uniform split of the same
+// total, measured right after it on the same communicator and buffers (the uniform split is its
+// own reference). Wrong elements of the twin count in the record's.
+void Session::measure_twin(Runner& runner, Communicator& comm, const Case& c, const Measurement& m,
+                           std::uint64_t index, ResultRecord& rec, const SessionEvents& events) {
+  if (!has_twin(c)) {
+    rec.uniform_us = m.time_us;
+    rec.imbalance_tax = 1.0;
+    return;
+  }
+  const Case twin = uniform_twin(c, comm.size());
+  const CollectiveCall shape = runner.prepare(comm, twin);
+  if (std::string why = comm.skip_reason(shape); !why.empty()) {
+    note(fmt::format("{}: no imbalance tax for {}: its uniform twin is skipped where {}",
+                     rec.backend, describe(c), why),
+         events);
+    return;
+  }
+  const Measurement u = runner.run(comm, twin, index);
+  rec.uniform_us = u.time_us;
+  if (u.time_us > 0) rec.imbalance_tax = m.time_us / u.time_us;
+  if (u.wrong) rec.wrong = rec.wrong.value_or(0) + *u.wrong;
 }
 
 void Session::warn_if_control_moved() const {

@@ -55,6 +55,8 @@ class Session {
 
  private:
   void note(const std::string& message, const SessionEvents& events);
+  void measure_twin(Runner& runner, Communicator& comm, const Case& c, const Measurement& m,
+                    std::uint64_t index, ResultRecord& rec, const SessionEvents& events);
 
   std::vector<std::unique_ptr<Backend>>& backends_;
   const std::vector<std::vector<Case>>& plans_;

@@ -59,6 +59,10 @@ const std::vector<Entry>& table() {
        "gloo::barrier",
        {{"all_to_all", "legacy BarrierAllToAll"}, {"all_to_one", "legacy BarrierAllToOne"}},
        "native: gloo::barrier, legacy BarrierAllToAll, BarrierAllToOne"},
+      {Collective::AllToAllV,
+       "gloo::alltoallv (pairwise)",
+       {},
+       "native: gloo::alltoallv (out of place only)"},
   };
   return kTable;
 }

@@ -35,11 +35,14 @@ struct CallShape {
   ReduceOp op = ReduceOp::None;
   Placement placement = Placement::Out;
   int root = 0;
+  std::uint64_t blocks = 0;  // alltoallv: its blocks' id
+  int local = 0;
   bool operator==(const CallShape&) const = default;
 };
 
 CallShape shape_of(const CollectiveCall& c) {
-  return {c.send, c.recv, c.count, c.dtype, c.op, c.placement, c.root};
+  return {c.send, c.recv, c.count, c.dtype, c.op, c.placement, c.root, c.blocks ? c.blocks->id : 0,
+          c.local};
 }
 
 class GlooCommunicator : public Communicator {
@@ -67,6 +70,10 @@ class GlooCommunicator : public Communicator {
   }
 
   std::string skip_reason(const CollectiveCall& call) const override {
+    if (call.collective == Collective::AllToAllV && call.placement == Placement::In) {
+      return "in place: gloo::alltoallv reads its input while peers write its output, and has no "
+             "in-place form";
+    }
     // Gloo's reduction loops and legacy algorithms count elements in int.
     std::uint64_t elements = call.count;
     const auto& ci = info(call.collective);

@@ -8,6 +8,7 @@
 #include <gloo/allreduce_ring.h>
 #include <gloo/allreduce_ring_chunked.h>
 #include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
 #include <gloo/barrier_all_to_all.h>
 #include <gloo/barrier_all_to_one.h>
@@ -299,6 +300,19 @@ void prepare_alltoall(const Args<T>& a, Prepared& p) {
   }
 }
 
+// Out of place only (GlooCommunicator::skip_reason): gloo::alltoallv takes each peer's element
+// count and packs the blocks in rank order, as the blocks are laid out.
+template <typename T>
+void prepare_alltoallv(const Args<T>& a, Prepared& p) {
+  const RankBlocks& b = a.call.blocks->local[static_cast<std::size_t>(a.call.local)];
+  auto* opts = p.keep(std::make_shared<::gloo::AlltoallvOptions>(a.site.context));
+  opts->setInput(a.send, std::vector<std::int64_t>(b.send_counts.begin(), b.send_counts.end()));
+  opts->setOutput(a.recv, std::vector<std::int64_t>(b.recv_counts.begin(), b.recv_counts.end()));
+  opts->setTimeout(a.site.timeout);
+  opts->setTag(a.site.tag);
+  p.fn = [opts] { ::gloo::alltoallv(*opts); };
+}
+
 template <typename T>
 void prepare_gather(const Args<T>& a, Prepared& p) {
   auto* opts = p.keep(std::make_shared<::gloo::GatherOptions>(a.site.context));
@@ -410,6 +424,8 @@ void prepare_typed(const GlooCallSite& site, const std::string& algorithm,
       return prepare_sendrecv(a, p);
     case Collective::Barrier:
       return prepare_barrier(site, algorithm, p);
+    case Collective::AllToAllV:
+      return prepare_alltoallv(a, p);
   }
 }
 

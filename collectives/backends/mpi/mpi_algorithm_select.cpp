@@ -12,7 +12,7 @@ namespace cb::mpi {
 
 namespace {
 
-constexpr std::size_t kCollectives = 10;
+constexpr std::size_t kCollectives = 11;
 
 std::size_t slot(Collective c) {
   return static_cast<std::size_t>(c);

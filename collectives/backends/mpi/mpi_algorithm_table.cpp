@@ -39,6 +39,8 @@ std::string_view ompi_stem(Collective c) {
       return "scatter";
     case Collective::Barrier:
       return "barrier";
+    case Collective::AllToAllV:
+      return "alltoallv";
     case Collective::SendRecv:
       return "";
   }
@@ -83,6 +85,9 @@ std::string ompi_reason(std::string_view a, const CallTraits& t) {
     case Collective::AllToAll:
       if (t.in_place) return "in place: Open MPI runs its in-place pairwise exchange instead";
       if (a == "two_proc" && t.nranks != 2) return "nranks != 2: two_proc refuses to run";
+      break;
+    case Collective::AllToAllV:
+      if (t.in_place) return "in place: Open MPI runs its in-place pairwise exchange instead";
       break;
     case Collective::Barrier:
       if (a == "two_proc" && t.nranks != 2) return "nranks != 2: two_proc refuses to run";
@@ -153,6 +158,12 @@ std::string mpich_reason(std::string_view a, const CallTraits& t) {
         return "out of place: this algorithm runs in place only";
       }
       break;
+    case Collective::AllToAllV:
+      if (a == "scattered" && t.in_place) return "in place: this algorithm cannot run in place";
+      if (a == "pairwise_sendrecv_replace" && !t.in_place) {
+        return "out of place: this algorithm runs in place only";
+      }
+      break;
     default:
       break;
   }
@@ -196,6 +207,8 @@ std::vector<std::string> ompi_known_algorithms(Collective c) {
       return {"basic_linear", "binomial", "linear_nb"};
     case Collective::Barrier:
       return {"linear", "double_ring", "recursive_doubling", "bruck", "two_proc", "tree"};
+    case Collective::AllToAllV:
+      return {"basic_linear", "pairwise"};
     case Collective::SendRecv:
       return {};
   }
@@ -233,6 +246,8 @@ std::vector<std::string> mpich_known_algorithms(Collective c) {
     case Collective::Gather:
     case Collective::Scatter:
       return {"binomial", "nb"};
+    case Collective::AllToAllV:
+      return {"nb", "pairwise_sendrecv_replace", "scattered"};
     case Collective::SendRecv:
       return {};
   }

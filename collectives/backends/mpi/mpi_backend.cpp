@@ -142,6 +142,16 @@ class MpiCommunicator : public Communicator {
       case Collective::Barrier:
         rc = MPI_Barrier(comm_);
         break;
+      case Collective::AllToAllV: {
+        // In place, MPI sends each peer the block it receives from it: recvcounts and rdispls
+        // serve both ways (skip_reason leaves out the splits that are not symmetric).
+        const IntBlocks& b = int_blocks(c);
+        rc = in ? MPI_Alltoallv(MPI_IN_PLACE, b.rc.data(), b.rd.data(), t, buf, b.rc.data(),
+                                b.rd.data(), t, comm_)
+                : MPI_Alltoallv(c.send, b.sc.data(), b.sd.data(), t, buf, b.rc.data(), b.rd.data(),
+                                t, comm_);
+        break;
+      }
     }
     if (rc != MPI_SUCCESS && algorithm_ != "default") {
       check(rc, fmt::format("{} (algorithm {})", name(c.collective), algorithm_).c_str());
@@ -165,6 +175,10 @@ class MpiCommunicator : public Communicator {
   }
 
   std::string skip_reason(const CollectiveCall& call) const override {
+    if (call.blocks && call.placement == Placement::In && !call.blocks->symmetric) {
+      return "in place: MPI_Alltoallv in place sends each peer what it receives from it, and this "
+             "split is not symmetric";
+    }
     CallTraits t;
     t.collective = call.collective;
     t.nranks = size_;
@@ -176,7 +190,27 @@ class MpiCommunicator : public Communicator {
   }
 
  private:
+  // alltoallv's counts and displacements as MPI takes them, made at a call's first issue (in the
+  // warm-up) and kept while its blocks stay the same; issue()'s count check bounds them.
+  struct IntBlocks {
+    std::uint64_t id = 0;
+    int local = -1;
+    std::vector<int> sc, sd, rc, rd;
+  };
+  const IntBlocks& int_blocks(const CollectiveCall& c) {
+    if (ints_.id == c.blocks->id && ints_.local == c.local) return ints_;
+    const RankBlocks& b = c.blocks->local[static_cast<std::size_t>(c.local)];
+    auto to_int = [](const std::vector<std::uint64_t>& v) {
+      return std::vector<int>(v.begin(), v.end());
+    };
+    ints_ = {c.blocks->id,          c.local,
+             to_int(b.send_counts), to_int(b.send_displs),
+             to_int(b.recv_counts), to_int(b.recv_displs)};
+    return ints_;
+  }
+
   MPI_Comm comm_ = MPI_COMM_NULL;
+  IntBlocks ints_;
   MpiFlavor flavor_;
   std::string algorithm_;
   std::optional<MpichChoice> choice_;

@@ -20,6 +20,8 @@ int ompi_collective_id(Collective c) {
       return 2;
     case Collective::AllToAll:
       return 3;
+    case Collective::AllToAllV:
+      return 4;
     case Collective::Barrier:
       return 6;
     case Collective::Broadcast:
@@ -44,26 +46,42 @@ std::uint64_t ompi_message_bytes(Collective c, std::uint64_t bytes, int nranks) 
   return blocks && nranks > 0 ? bytes / static_cast<std::uint64_t>(nranks) : bytes;
 }
 
+// The range of the most sizes (of equals, the larger sizes'): for alltoallv, whose rules Open
+// MPI reads at message size 0 only, as it cannot know the total (coll_tuned_decision_dynamic.c).
+const TuneRange* widest(const std::vector<const TuneRange*>& rs) {
+  const TuneRange* best = rs.front();
+  for (const TuneRange* r : rs) {
+    if (r->sizes >= best->sizes) best = r;
+  }
+  return best;
+}
+
 }  // namespace
 
 std::string ompi_rules_file(const std::vector<TuneRange>& ranges) {
   auto groups = first_groups(ranges, "mpi");
   std::string body;
   int collectives = 0;
-  for (const auto& [c, rs] : groups) {
+  for (auto [c, rs] : groups) {
     const int id = ompi_collective_id(c);
     if (id < 0 || rs.empty()) continue;
     const auto names = ompi_known_algorithms(c);
     std::string rules;
     int nrules = 0;
+    if (c == Collective::AllToAllV) rs = {widest(rs)};
     for (std::size_t i = 0; i < rs.size(); ++i) {
       int algorithm = 0;  // 0: Open MPI's own fixed decision
       for (std::size_t k = 0; k < names.size(); ++k) {
         if (names[k] == rs[i]->algorithm) algorithm = static_cast<int>(k) + 1;
       }
       std::uint64_t from = i == 0 ? 0 : ompi_message_bytes(c, rs[i]->min_bytes, rs[i]->nranks);
-      rules += fmt::format("{} {} 0 0   # from {}: {}\n", from, algorithm, format_size(from),
-                           rs[i]->algorithm);
+      rules += c == Collective::AllToAllV
+                   ? fmt::format(
+                         "0 {} 0 0   # every size (Open MPI decides alltoallv by "
+                         "communicator size alone): {}, the choice at {} of the sizes\n",
+                         algorithm, rs[i]->algorithm, rs[i]->sizes)
+                   : fmt::format("{} {} 0 0   # from {}: {}\n", from, algorithm, format_size(from),
+                                 rs[i]->algorithm);
       ++nrules;
     }
     body +=

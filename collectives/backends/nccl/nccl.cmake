@@ -14,6 +14,7 @@ target_sources(cb_collectives PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/nccl_info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_tuning.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/p2p_plan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tuning_capture.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tuning_log.cpp
   ${CMAKE_CURRENT_LIST_DIR}/unique_id.cpp

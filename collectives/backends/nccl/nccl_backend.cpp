@@ -102,6 +102,9 @@ class NcclBackend : public Backend {
                "aside first";
       case Collective::Barrier:
         return "one-element float ncclAllReduce, complete when its stream is idle";
+      case Collective::AllToAllV:
+        return "grouped ncclSend/ncclRecv of each peer's block, none for an empty one (as "
+               "nccl-tests); out of place only";
       default:
         return "native";
     }

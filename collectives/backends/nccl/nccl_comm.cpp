@@ -211,6 +211,14 @@ CollectiveCall NcclCommunicator::local_call(const CollectiveCall& call, int l) c
 }
 
 void NcclCommunicator::stage(const CollectiveCall& call) {
+  if (call.blocks) {
+    for (std::size_t l = 0; l < lanes_.size(); ++l) {
+      Lane& lane = lanes_[l];
+      if (lane.alltoallv_id == call.blocks->id) continue;
+      lane.alltoallv = alltoallv_calls(call.blocks->local[l], info(call.dtype).size);
+      lane.alltoallv_id = call.blocks->id;
+    }
+  }
   const std::size_t bytes = stage_bytes(call, s_.nranks);
   if (bytes == 0) return;
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
@@ -337,6 +345,17 @@ void NcclCommunicator::enqueue(const CollectiveCall& c, Lane& lane, int rank, Ou
       });
       break;
     }
+    case Collective::AllToAllV:  // out of place only (skip_reason); stage() made the plan
+      grouped([&] {
+        for (const P2pCall& p : lane.alltoallv) {
+          if (p.send) {
+            ok(f.Send(send + p.offset, p.count, type, p.peer, comm, stream), "ncclSend");
+          } else {
+            ok(f.Recv(recv + p.offset, p.count, type, p.peer, comm, stream), "ncclRecv");
+          }
+        }
+      });
+      break;
     case Collective::Barrier:  // a one-element float sum; complete() then waits for it
       ok(f.AllReduce(lane.small, lane.small, 1, *datatype_code(DType::Float),
                      *redop_code(ReduceOp::Sum), comm, stream),
@@ -398,7 +417,7 @@ namespace {
 bool same_call(const CollectiveCall& a, const CollectiveCall& b) {
   return a.collective == b.collective && a.dtype == b.dtype && a.op == b.op &&
          a.placement == b.placement && a.root == b.root && a.count == b.count && a.send == b.send &&
-         a.recv == b.recv;
+         a.recv == b.recv && (a.blocks ? a.blocks->id : 0) == (b.blocks ? b.blocks->id : 0);
 }
 }  // namespace
 
@@ -526,6 +545,13 @@ std::string NcclCommunicator::probe(Collective c, const std::vector<DType>& dtyp
 
 void NcclCommunicator::abort() {
   abort_lanes();
+}
+
+std::string NcclCommunicator::skip_reason(const CollectiveCall& call) const {
+  if (call.collective == Collective::AllToAllV && call.placement == Placement::In) {
+    return "in place: grouped ncclSend/ncclRecv would overwrite blocks not yet sent";
+  }
+  return {};
 }
 
 void NcclCommunicator::close() {

@@ -21,6 +21,7 @@
 #include "collectives/backends/nccl/cuda_device.hpp"
 #include "collectives/backends/nccl/event_timer.hpp"
 #include "collectives/backends/nccl/nccl_library.hpp"
+#include "collectives/backends/nccl/p2p_plan.hpp"
 #include "collectives/backends/nccl/tuning_capture.hpp"
 #include "collectives/engine/watchdog.hpp"
 
@@ -61,6 +62,7 @@ class NcclCommunicator : public Communicator {
     return s_.graph_calls > 0 ? static_cast<std::uint64_t>(s_.graph_calls) : 1;
   }
   void abort() override;
+  std::string skip_reason(const CollectiveCall& call) const override;
 
   // A one-element call of `c` on private buffers for each dtype and op; empty when NCCL runs
   // them all, else NCCL's reason for the first it rejects, with its ncclResult_t in `code` (the
@@ -82,6 +84,8 @@ class NcclCommunicator : public Communicator {
     void* stage = nullptr;  // in-place alltoall and sendrecv go through a copy here
     std::size_t stage_bytes = 0;
     cudaGraphExec_t graph = nullptr;  // --cuda-graph: graph_calls_ captured calls of graph_for_
+    std::vector<P2pCall> alltoallv;   // the grouped sends and receives of blocks `alltoallv_id`
+    std::uint64_t alltoallv_id = 0;
   };
 
   // The first NCCL error of a group of calls.
@@ -93,7 +97,8 @@ class NcclCommunicator : public Communicator {
 
   explicit NcclCommunicator(const CommSetup& setup, std::string algorithm);
   void init(std::string* failure, int* code);
-  // Sizes the in-place stage and copies the input aside for `call`, outside any group.
+  // Sizes the in-place stage and copies the input aside for `call`, outside any group; for
+  // alltoallv, plans each lane's sends and receives when its blocks changed.
   void stage(const CollectiveCall& call);
   // Enqueues the call lane l gets from `call_for` on every lane in one group and waits for
   // non-blocking communicators to take it; returns the first error instead of throwing.

@@ -14,11 +14,12 @@ namespace {
 
 // The contract's columns (CSV header, JSON keys), in order: the later ones at the end.
 const std::vector<std::string> kContractColumns = {
-    "backend", "library", "algorithm", "collective", "dtype",      "op",         "placement",
-    "root",    "nranks",  "nnodes",    "bytes",      "count",      "iters",      "time_us",
-    "min_us",  "p50_us",  "p99_us",    "max_us",     "cv",         "algbw_GBps", "busbw_GBps",
-    "wrong",   "env",     "outliers",  "roof_GBps",  "efficiency", "roof_basis", "fault_bytes",
-    "outlier_cause"};
+    "backend",   "library",    "algorithm",     "collective",  "dtype",         "op",
+    "placement", "root",       "nranks",        "nnodes",      "bytes",         "count",
+    "iters",     "time_us",    "min_us",        "p50_us",      "p99_us",        "max_us",
+    "cv",        "algbw_GBps", "busbw_GBps",    "wrong",       "env",           "outliers",
+    "roof_GBps", "efficiency", "roof_basis",    "fault_bytes", "outlier_cause", "split",
+    "incast",    "send_skew",  "imbalance_tax", "uniform_us",  "drop_share"};
 
 // Every stored member set, each to a value that differs from its default and from the others.
 ResultRecord full_record() {
@@ -51,6 +52,12 @@ ResultRecord full_record() {
   r.roof_basis = "host copy 6.2 GB/s, \"given\"";
   r.fault_bytes = 2500000;  // six significant digits survive CSV
   r.outlier_cause = "page faults";
+  r.split = "moe:64,8,4,1.25";
+  r.incast = 1.625;
+  r.send_skew = 1.125;
+  r.imbalance_tax = 1.4375;
+  r.uniform_us = 14.25;
+  r.drop_share = 0.03125;
   return r;
 }
 
@@ -83,6 +90,12 @@ void expect_same_members(const ResultRecord& a, const ResultRecord& b) {
   EXPECT_EQ(a.efficiency, b.efficiency);
   EXPECT_EQ(a.roof_basis, b.roof_basis);
   EXPECT_EQ(a.fault_bytes, b.fault_bytes);
+  EXPECT_EQ(a.split, b.split);
+  EXPECT_EQ(a.incast, b.incast);
+  EXPECT_EQ(a.send_skew, b.send_skew);
+  EXPECT_EQ(a.imbalance_tax, b.imbalance_tax);
+  EXPECT_EQ(a.uniform_us, b.uniform_us);
+  EXPECT_EQ(a.drop_share, b.drop_share);
   EXPECT_EQ(a.repeat, b.repeat);
   ASSERT_EQ(a.repeats.size(), b.repeats.size());
   for (std::size_t i = 0; i < a.repeats.size(); ++i)
@@ -106,9 +119,9 @@ TEST(RecordFields, ColumnsAreTheContractInOrder) {
 TEST(RecordFields, EveryFieldRoundTripsThroughCsv) {
   const ResultRecord r = full_record();
   const std::vector<std::string> fields = record_fields(r);
-  EXPECT_EQ(fields[7], "2");         // root
-  EXPECT_EQ(fields[13], "20.5");     // time_us, "%.6g"
-  EXPECT_EQ(fields[21], "7");        // wrong
+  EXPECT_EQ(fields[7], "2");      // root
+  EXPECT_EQ(fields[13], "20.5");  // time_us, "%.6g"
+  EXPECT_EQ(fields[21], "7");     // wrong
   EXPECT_EQ(fields[23], "true");  // outliers, derived
   expect_same_members(record_from_fields(fields, "row"), r);
 
@@ -160,7 +173,7 @@ TEST(RecordFields, RepetitionsCarryTheFiguresOfEachLaunch) {
   EXPECT_EQ(keys(j["repeats"][1]),
             (std::vector<std::string>{"repeat", "iters", "time_us", "min_us", "p50_us", "p99_us",
                                       "max_us", "cv", "algbw_GBps", "busbw_GBps", "wrong",
-                                      "fault_bytes"}));
+                                      "fault_bytes", "imbalance_tax", "uniform_us"}));
   expect_same_members(nlohmann::json::parse(j.dump()).get<ResultRecord>(), summary);
 }
 
@@ -168,7 +181,16 @@ TEST(RecordFields, RepetitionsCarryTheFiguresOfEachLaunch) {
 TEST(RecordFields, OlderFilesWithoutTheLaterColumnsAreRead) {
   ResultRecord r = full_record();
   std::vector<std::string> fields = record_fields(r);
-  ResultRecord no_cause = r;
+  ResultRecord no_split = r;  // files written before alltoallv's columns
+  no_split.split.clear();
+  no_split.incast.reset();
+  no_split.send_skew.reset();
+  no_split.imbalance_tax.reset();
+  no_split.uniform_us.reset();
+  no_split.drop_share.reset();
+  for (int i = 0; i < 6; ++i) fields.pop_back();  // split ... drop_share
+  expect_same_members(record_from_fields(fields, "row"), no_split);
+  ResultRecord no_cause = no_split;
   no_cause.outlier_cause.clear();
   fields.pop_back();  // outlier_cause
   expect_same_members(record_from_fields(fields, "row"), no_cause);
@@ -203,7 +225,7 @@ TEST(RecordFields, OlderFilesWithoutTheLaterColumnsAreRead) {
 TEST(RecordFields, HeaderOfEveryColumnOrOfAnOlderFileIsAccepted) {
   std::vector<std::string> header = kContractColumns;
   EXPECT_TRUE(result_csv_header(header));
-  for (int later = 0; later < 7; ++later) {  // outlier_cause ... env
+  for (int later = 0; later < 13; ++later) {  // drop_share ... env
     header.pop_back();
     EXPECT_TRUE(result_csv_header(header));
   }

@@ -67,7 +67,8 @@ TEST(Names, AliasesParse) {
   EXPECT_EQ(parse_collective("bcast"), Collective::Broadcast);
   EXPECT_EQ(parse_collective("reducescatter"), Collective::ReduceScatter);
   EXPECT_FALSE(parse_collective("allreduc").has_value());
-  EXPECT_EQ(all_collectives().size(), 10u);
+  EXPECT_EQ(parse_collective("all_to_allv"), Collective::AllToAllV);
+  EXPECT_EQ(all_collectives().size(), 11u);
 }
 
 TEST(Expected, SegmentsDescribeWhereDataComesFrom) {

@@ -11,7 +11,7 @@ TEST(Options, ListsSplitTrimAndDeduplicate) {
   auto c = parse_collectives("allreduce,all_reduce,bcast");
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[1], Collective::Broadcast);
-  EXPECT_EQ(parse_collectives("all").size(), 10u);
+  EXPECT_EQ(parse_collectives("all").size(), 11u);
   EXPECT_EQ(parse_ops("all").size(), 5u);
 }
 

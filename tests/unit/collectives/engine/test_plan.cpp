@@ -127,5 +127,105 @@ TEST(Plan, BufferNeedsCoverTheLargestCase) {
   EXPECT_EQ(n.recv, 400u);
 }
 
+SweepOptions alltoallv_sweep(std::vector<const char*> splits) {
+  SweepOptions o;
+  o.collectives = {Collective::AllToAllV};
+  o.split.splits.clear();
+  for (const char* s : splits) {
+    SplitSpec spec = parse_split(s);
+    spec.moe_hidden = 4;
+    o.split.splits.push_back(spec);
+  }
+  o.min_bytes = 1024;
+  o.max_bytes = 4096;
+  return o;
+}
+
+TEST(PlanAlltoallv, OneSeriesPerSplitWithTheMeanARankSendsAsItsSize) {
+  FakePlanningBackend b;
+  SweepOptions o = alltoallv_sweep({"uniform", "zipf:1", "moe:8,2"});
+  o.placements = {Placement::Out, Placement::In};
+  std::vector<std::string> notes;
+  auto cases = plan_cases(b, o, 4, notes);
+  ASSERT_EQ(cases.size(), 3u * 3 * 2);  // 3 splits x 1, 2, 4 KiB x out, in
+  const Case& u = cases[0];
+  ASSERT_TRUE(u.split);
+  EXPECT_EQ(split_name(*u.split), "uniform");
+  EXPECT_EQ(u.bytes, 1024u);  // 4 x 64 floats: alltoall's blocks
+  EXPECT_EQ(u.count, 256u);
+  EXPECT_EQ(u.traffic.max_send, 256u);
+  EXPECT_FALSE(has_twin(u));
+  const Case& z = cases[6];
+  EXPECT_EQ(split_name(*z.split), "zipf:1");
+  EXPECT_EQ(z.bytes, 1024u);
+  EXPECT_GT(z.traffic.incast, 1.0);
+  EXPECT_GT(z.traffic.max_recv, z.traffic.max_send);
+  EXPECT_TRUE(has_twin(z));
+  const Case twin = uniform_twin(z, 4);
+  EXPECT_TRUE(twin.uniform_twin);
+  EXPECT_FALSE(has_twin(twin));
+  EXPECT_EQ(twin.traffic.total, z.traffic.total);
+  EXPECT_DOUBLE_EQ(twin.traffic.incast, 1.0);
+  EXPECT_EQ(twin.bytes, z.bytes);
+  // The moe cases send whole tokens of 4 floats, one copy per expert: 1 KiB is 32 tokens.
+  const Case& m = cases[12];
+  EXPECT_EQ(split_name(*m.split), "moe:8,2");
+  EXPECT_EQ(m.traffic.total, 4u * 32 * 2 * 4);
+  EXPECT_TRUE(m.traffic.drop_share);
+  // Buffers hold the busiest rank's blocks, out of place and in place.
+  BufferNeeds need = buffer_needs(cases, 4);
+  std::uint64_t send = 0, recv = 0;
+  for (const auto& c : cases) {
+    send = std::max(send, c.traffic.max_send * 4);
+    recv = std::max(recv, c.traffic.max_recv * 4);
+  }
+  EXPECT_EQ(need.send, send);
+  EXPECT_EQ(need.recv, recv);
+}
+
+TEST(PlanAlltoallv, AMatrixRunsOnceAtItsOwnSizesAndSaysTheSweepDoesNotApply) {
+  FakePlanningBackend b;
+  SweepOptions o = alltoallv_sweep({"matrix:m.txt"});
+  parse_matrix_text("0 16 32 48\n16 0 16 16\n0 0 0 0\n64 64 64 64\n", "m.txt", o.split.splits[0]);
+  std::vector<std::string> notes;
+  auto cases = plan_cases(b, o, 4, notes);
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].traffic.total, (96u + 48 + 256) / 4);
+  EXPECT_EQ(cases[0].bytes, 100u);  // 400 bytes over 4 ranks
+  EXPECT_DOUBLE_EQ(cases[0].traffic.send_skew, 256.0 / 100);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0],
+            "fake: alltoallv matrix:m.txt: the file sets every pair's bytes; the size sweep does "
+            "not apply");
+}
+
+TEST(PlanAlltoallv, ASplitThatCannotTakeTheRankCountIsAUsageError) {
+  FakePlanningBackend b;
+  std::vector<std::string> notes;
+  try {
+    plan_cases(b, alltoallv_sweep({"moe:6,2"}), 4, notes);
+    FAIL() << "planned moe:6,2 on 4 ranks";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    EXPECT_STREQ(e.what(), "--split moe:6,2: 6 experts do not spread evenly over 4 ranks");
+  }
+  SweepOptions big = alltoallv_sweep({"moe:64,1"});
+  big.min_bytes = big.max_bytes = 1ULL << 32;
+  EXPECT_THROW(plan_cases(b, big, 4, notes), Error);  // the router's cost is bounded
+}
+
+TEST(PlanAlltoallv, SizesThatMoveNothingOrNothingNewAreLeftOut) {
+  FakePlanningBackend b;
+  SweepOptions o = alltoallv_sweep({"uniform", "distance"});
+  o.min_bytes = 8;
+  o.max_bytes = 128;
+  std::vector<std::string> notes;
+  auto cases = plan_cases(b, o, 4, notes);
+  // uniform: 4 floats per peer from 64 bytes; distance: nccl-tests' 16-byte blocks from 64.
+  std::vector<std::uint64_t> bytes;
+  for (const auto& c : cases) bytes.push_back(c.bytes);
+  EXPECT_EQ(bytes, (std::vector<std::uint64_t>{16, 32, 64, 128, 48, 112}));
+}
+
 }  // namespace
 }  // namespace cb
