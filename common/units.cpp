@@ -61,7 +61,8 @@ std::string format_size(std::uint64_t bytes) {
     ++unit;
   }
   if (unit == 0) return fmt::format("{} B", bytes);
-  if (v == std::floor(v)) return fmt::format("{:.0f} {}", v, kUnits[unit]);
+  // Three significant digits, but whole units from 100 on: "1014 KiB", never "1.01e+03 KiB".
+  if (v == std::floor(v) || v >= 100) return fmt::format("{:.0f} {}", v, kUnits[unit]);
   return fmt::format("{:.3g} {}", v, kUnits[unit]);
 }
 

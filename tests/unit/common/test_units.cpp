@@ -40,6 +40,8 @@ TEST(FormatSize, ScalesToBinaryUnits) {
   EXPECT_EQ(format_size(1023), "1023 B");
   EXPECT_EQ(format_size(1024), "1 KiB");
   EXPECT_EQ(format_size(1536), "1.5 KiB");
+  EXPECT_EQ(format_size(1038080), "1014 KiB");  // not 1.01e+03
+  EXPECT_EQ(format_size(129331), "126 KiB");
   EXPECT_EQ(format_size(4u << 20), "4 MiB");
   EXPECT_EQ(format_size(1ull << 30), "1 GiB");
 }
