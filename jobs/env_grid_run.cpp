@@ -200,6 +200,9 @@ std::vector<SweepDimension> sweep_dimensions(const RunRequest& rq) {
        [](const ResultRecord& r) { return r.placement == "none" ? std::string() : r.placement; },
        names(o.placements),
        {}});
+  std::vector<std::string> splits;
+  for (const auto& split : o.split.splits) splits.push_back(split_name(split));
+  d.push_back({"splits", [](const ResultRecord& r) { return r.split; }, splits, {}});
   std::vector<std::string> sizes;
   for (auto b : sweep_sizes(o)) sizes.push_back(std::to_string(b));
   // A size is rounded to whole elements (and ranks): near the requested one is the same size.

@@ -34,9 +34,10 @@ RESULT_COLUMNS = [
     "nranks", "nnodes", "bytes", "count", "iters", "time_us", "min_us", "p50_us", "p99_us",
     "max_us", "cv", "algbw_GBps", "busbw_GBps", "wrong", "env", "outliers",
     "roof_GBps", "efficiency", "roof_basis", "fault_bytes", "outlier_cause",
+    "split", "incast", "send_skew", "imbalance_tax", "uniform_us", "drop_share",
 ]
 COLLECTIVES = ["allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall",
-               "gather", "scatter", "sendrecv", "barrier"]
+               "gather", "scatter", "sendrecv", "barrier", "alltoallv"]
 
 
 class Skip(Exception):

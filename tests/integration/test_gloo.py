@@ -39,7 +39,10 @@ def every_algorithm_at(n):
         assert ran == want, (collective, n, ran, want)
         if collective != "barrier":
             placements = {r["placement"] for r in rows if r["collective"] == collective}
-            assert placements == {"out", "in"}, (collective, placements)
+            # gloo::alltoallv has no in-place form: skipped with a note.
+            want = {"out"} if collective == "alltoallv" else {"out", "in"}
+            assert placements == want, (collective, placements)
+    assert "alltoallv algorithm default skipped where in place" in p.stderr, p.stderr
 
 
 def test_every_algorithm_at_2_ranks():

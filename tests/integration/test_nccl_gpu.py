@@ -1,8 +1,9 @@
 """The nccl backend on GPUs (ctest label gpu; skipped, exit 77, where no GPU is visible): a full
 validated sweep at one rank, forced algorithms, what NCCL chose, several GPUs per process, a hang
 aborted by the watchdog, a corrupted result caught by the GPU check, CUDA-aware MPI, averages on
-several ranks, blocking and non-blocking communicators, in-place staging without warm-up, and the
-compute capability in `version` and the run's meta."""
+several ranks, blocking and non-blocking communicators, in-place staging without warm-up,
+alltoallv's splits (one rank; across ranks with 2 GPUs), and the compute capability in `version`
+and the run's meta."""
 import json
 import os
 import subprocess
@@ -234,6 +235,51 @@ def test_cuda_graph_launches_are_timed_per_call():
     assert p.stderr.startswith("commbench: --cuda-graph"), p.stderr
 
 
+def test_alltoallv_one_rank():
+    """alltoallv as grouped ncclSend/ncclRecv on a 1-rank world: every split validates (the one
+    block is the rank's own), in place is skipped with its reason, a corrupted block exits 3."""
+    require_gpus(1)
+    d = tempdir()
+    matrix = os.path.join(d, "m.txt")
+    with open(matrix, "w") as f:
+        f.write("4096\n")
+    splits = ["uniform", "distance", "zipf:1", "moe:2,1,0,1", f"matrix:{matrix}"]
+    rows, p = csv_run(["-N", "1", "-c", "alltoallv", "--placement", "both", "-b", "64K",
+                       "-e", "16M", "-f", "16", "--moe-hidden", "1024"]
+                      + [a for s in splits for a in ("--split", s)])
+    assert p.returncode == 0, p.stderr
+    check_valid(rows, 1)
+    assert {r["split"] for r in rows} == set(splits), rows
+    assert all(r["placement"] == "out" and float(r["imbalance_tax"]) > 0 for r in rows), rows
+    assert "grouped ncclSend/ncclRecv would overwrite blocks not yet sent" in p.stderr, p.stderr
+    p = run(["run", "-B", "nccl", "-N", "1", "-c", "alltoallv", "--split", "zipf:1", "-b", "1M",
+             "-e", "1M", "--format", "csv"], env={"COMMBENCH_TEST_FAULT": "corrupt:0"}, check=3)
+    assert [r["wrong"] for r in parse_csv(p.stdout)] == ["2"], p.stdout  # split and twin
+
+
+def test_alltoallv_splits_across_ranks():
+    """Needs 2 GPUs: uneven blocks between ranks (one GPU per process, and two GPUs driven by one
+    process), the busiest rank's bandwidth, and a corrupted block from another rank caught."""
+    require_gpus(2)
+    splits = ["uniform", "distance:0.5", "zipf:1.5", "moe:4,2,1,1.25"]
+    args = ["-c", "alltoallv", "-b", "64K", "-e", "64M", "-f", "32", "--moe-hidden", "2048"] + \
+        [a for s in splits for a in ("--split", s)]
+    for placement in (["-N", "2"], ["-N", "1", "-g", "2"]):
+        rows, p = csv_run(placement + args)
+        assert p.returncode == 0, p.stderr
+        check_valid(rows, 2)
+        assert {r["split"] for r in rows} == set(splits), rows
+        for r in rows:
+            busiest = max(float(r["incast"]), float(r["send_skew"])) * int(r["bytes"])
+            assert abs(float(r["algbw_GBps"]) - busiest / float(r["time_us"]) / 1e3) \
+                <= 2e-3 * float(r["algbw_GBps"]), r
+        assert all(float(r["incast"]) > 1.2 for r in rows if r["split"] == "zipf:1.5"), rows
+    p = run(["run", "-B", "nccl", "-N", "2", "-c", "alltoallv", "--split", "zipf:1.5", "-b", "1M",
+             "-e", "1M", "--format", "csv"], env={"COMMBENCH_TEST_FAULT": "corrupt:1:0"},
+            check=3)
+    assert [r["wrong"] for r in parse_csv(p.stdout)] == ["2"], p.stdout
+
+
 def test_averages_at_seven_ranks_validate():
     require_gpus(7)
     rows, p = csv_run(["-N", "7", "-c", "allreduce,reduce_scatter,reduce", "-o", "avg",
@@ -264,4 +310,6 @@ if __name__ == "__main__":
           test_version_and_meta_name_the_compute_capability,
           test_every_forced_algorithm_at_two_gpus_runs_or_is_skipped,
           test_cuda_graph_launches_are_timed_per_call,
+          test_alltoallv_one_rank,
+          test_alltoallv_splits_across_ranks,
           test_averages_at_seven_ranks_validate])

@@ -272,13 +272,13 @@ def test_compare_and_check_judge_repetitions():
 # Every `run` flag with a value that a quick Gloo job accepts; the flags of the sweep itself
 # (outputs, progress, repetitions, launcher) are not given to its jobs.
 RELAUNCHED = {
-    "--collectives": "allreduce", "--backends": "gloo", "--algorithms": "default",
+    "--collectives": "allreduce,alltoallv", "--backends": "gloo", "--algorithms": "default",
     "--min-bytes": "8", "--max-bytes": "64", "--step-factor": "4", "--step-bytes": "56",
     "--dtypes": "int32", "--ops": "max", "--placement": "in", "--root": "1", "--warmup": "1",
     "--iters": "3", "--min-time": "0.01", "--no-check": None, "--memory": "host",
     "--nranks": "2", "--timeout": "120", "--gloo-iface": "lo", "--nccl-lib": "/nonexistent/nccl",
     "--gpus": "1", "--cuda-graph": "2", "--roof-link-gbps": "10",
-    "--roof-host-memory": "5",
+    "--roof-host-memory": "5", "--split": "zipf:1", "--split-seed": "5", "--moe-hidden": "64",
 }
 SWEEP_ONLY = {"--help", "--format", "--output", "--progress", "--repeat", "--launch"}
 

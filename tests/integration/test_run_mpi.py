@@ -11,6 +11,7 @@ from cbtest import (COLLECTIVES, RESULT_COLUMNS, STRAGGLER_ARGS, Skip, assert_st
 BUS = {"allreduce": lambda n: 2 * (n - 1) / n, "allgather": lambda n: (n - 1) / n,
        "reduce_scatter": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n,
        "gather": lambda n: (n - 1) / n, "scatter": lambda n: (n - 1) / n,
+       "alltoallv": lambda n: (n - 1) / n,
        "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0, "sendrecv": lambda n: 1.0}
 BLOCK = {"allgather", "reduce_scatter", "alltoall", "gather", "scatter"}
 SIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float": 4,

@@ -199,8 +199,9 @@ TEST(MoeRouter, CapacityDropsCopiesBeyondCfTimesTheFairShare) {
   // No rank sends an expert more than ceil(CF x 250): 4 experts per rank, so 1000 per pair.
   for (std::uint64_t c : tight.copies) EXPECT_LE(c, 1000u);
   EXPECT_EQ(route_tokens(moe("moe:8,2,0,100").moe, 2, 1000, 1).dropped, 0u);
+  // CF 0.5: 125 copies per expert from each rank, 8 x 125 of its 2000 kept, the rest dropped.
   const MoeRoute half = route_tokens(moe("moe:8,2,0,0.5").moe, 2, 1000, 1);
-  EXPECT_NEAR(static_cast<double>(half.dropped) / half.routed, 0.5, 0.01);
+  EXPECT_EQ(half.dropped, 2u * (2000 - 8 * 125));
 }
 
 TEST(Traffic, MoeSendsHiddenElementsPerTokenCopyAndReportsTheDrops) {
