@@ -84,6 +84,10 @@ check corrupt_caught 3 COMMBENCH_TEST_FAULT=corrupt:0 run -B nccl -N 1 -c allred
 check hang_aborted 4 COMMBENCH_TEST_FAULT=hang:0 run -B nccl -N 1 -c allreduce -e 1M \
   --timeout 5
 check forced_algorithms 0 - run -B nccl -N 1 -A all -c allreduce -e 1M "${csv[@]}"
+check alltoallv_splits 0 - run -B nccl -N 1 -c alltoallv --split uniform --split zipf:1 \
+  --split moe:2,1,0,1 --moe-hidden 1024 -b 64K -e 16M -f 16 "${csv[@]}"
+check alltoallv_corrupt_caught 3 COMMBENCH_TEST_FAULT=corrupt:0 run -B nccl -N 1 -c alltoallv \
+  --split zipf:1 -e 1M "${csv[@]}"
 check cuda_graph 0 - run -B nccl -N 1 --cuda-graph 20 -c allreduce,allgather,broadcast -e 1M \
   "${csv[@]}"
 # needs NAME COUNT: whether this machine has COUNT GPUs; says SKIP for NAME when not.
@@ -98,6 +102,14 @@ if needs forced_algorithms_2gpus 2; then
   check forced_algorithms_2gpus 0 - run -B nccl -N 2 -A all -c allreduce,allgather,reduce_scatter \
     -e 1M "${csv[@]}"
   check cuda_graph_2gpus 0 - run -B nccl -N 2 --cuda-graph 20 -c allreduce -e 1M "${csv[@]}"
+  # Uneven blocks between GPUs, one process each and two in one process, and a bad block from
+  # another rank.
+  check alltoallv_splits_2gpus 0 - run -B nccl -N 2 -c alltoallv --split distance:0.5 \
+    --split zipf:1.5 --split moe:4,2,1,1.25 --moe-hidden 2048 -b 64K -e 64M -f 32 "${csv[@]}"
+  check alltoallv_one_process_2gpus 0 - run -B nccl -N 1 -g 2 -c alltoallv --split zipf:1.5 \
+    -e 16M "${csv[@]}"
+  check alltoallv_corrupt_2gpus 3 COMMBENCH_TEST_FAULT=corrupt:1:0 run -B nccl -N 2 \
+    -c alltoallv --split zipf:1.5 -e 1M "${csv[@]}"
 fi
 if needs avg_7_ranks 7; then
   check avg_7_ranks 0 - run -B nccl -N 7 -c allreduce,reduce_scatter,reduce -o avg \

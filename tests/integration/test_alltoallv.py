@@ -97,9 +97,10 @@ def test_in_place_where_mpi_allows_it():
     """MPI_IN_PLACE alltoallv sends each peer what it receives from it: symmetric splits run in
     place and validate; the others are skipped with the reason."""
     sym = matrix_file(2, symmetric=True)
+    # --timeout: a split run in place that should not be (mismatched counts) hangs; it must end.
     p = run(["run", "-B", "mpi", "-c", "alltoallv", "--placement", "in", "-b", "4K", "-e", "64K",
-             "-f", "16"] + split_args(["uniform", "zipf:1", f"matrix:{sym}"]) + QUICK, np=2,
-            check=0)
+             "-f", "16", "--timeout", "20"] + split_args(["uniform", "zipf:1", f"matrix:{sym}"])
+            + QUICK, np=2, check=0)
     rows = parse_csv(p.stdout)
     assert_validated(rows)
     assert {r["split"] for r in rows} == {"uniform", f"matrix:{sym}"}, rows
