@@ -17,8 +17,8 @@
 #include "bench/bare_mpi_loop.hpp"
 #include "bench/host_floats.hpp"
 #include "collectives/engine/stats.hpp"
-#include "collectives/engine/timer.hpp"
 #include "collectives/engine/timing_diagnostics.hpp"
+#include "core/timer.hpp"
 
 namespace {
 

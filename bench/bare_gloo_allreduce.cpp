@@ -29,8 +29,8 @@
 
 #include "bench/host_floats.hpp"
 #include "collectives/engine/stats.hpp"
-#include "collectives/engine/timer.hpp"
 #include "collectives/engine/timing_diagnostics.hpp"
+#include "core/timer.hpp"
 
 namespace {
 

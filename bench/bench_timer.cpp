@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "collectives/engine/timer.hpp"
+#include "core/timer.hpp"
 
 namespace {
 

@@ -20,10 +20,10 @@
 
 #include "bench/bare_mpi_loop.hpp"
 #include "bench/host_floats.hpp"
-#include "collectives/launch/start.hpp"
 #include "collectives/backends/registry.hpp"
 #include "collectives/engine/runner.hpp"
-#include "collectives/engine/watchdog.hpp"
+#include "collectives/launch/start.hpp"
+#include "core/watchdog.hpp"
 #include "report/launch_statistics.hpp"
 
 namespace {

@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "collectives/launch/mpi_relaunch.hpp"
-#include "collectives/launch/process_start.hpp"
 #include "common/error.hpp"
 #include "common/invocation.hpp"
+#include "core/process_start.hpp"
 #include "report/repetitions.hpp"
 #include "report/result_reader.hpp"
 

@@ -6,10 +6,10 @@
 
 #include "collectives/backends/nccl/cuda_device.hpp"
 #include "collectives/catalogue/names.hpp"
-#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/start.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "core/process_start.hpp"
 #include "jobs/links_jobs.hpp"
 #include "probes/gpu_copy_report.hpp"
 #include "probes/links.hpp"

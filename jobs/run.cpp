@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "collectives/engine/rank_run.hpp"
-#include "collectives/launch/process_start.hpp"
 #include "common/error.hpp"
 #include "common/output_path.hpp"
 #include "common/version_info.hpp"
+#include "core/process_start.hpp"
 #include "probes/roof_facts.hpp"
 #include "probes/topology.hpp"
 #include "report/writer.hpp"

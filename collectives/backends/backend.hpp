@@ -11,9 +11,9 @@
 #include "collectives/catalogue/catalogue.hpp"
 #include "collectives/catalogue/dtype.hpp"
 #include "collectives/catalogue/traffic.hpp"
-#include "collectives/backends/control.hpp"
-#include "collectives/engine/timer.hpp"
 #include "collectives/validation/pattern.hpp"
+#include "core/control.hpp"
+#include "core/timer.hpp"
 
 namespace cb {
 

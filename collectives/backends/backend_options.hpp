@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "collectives/backends/backend.hpp"
-#include "collectives/backends/control.hpp"
 #include "collectives/catalogue/catalogue.hpp"
 #include "collectives/catalogue/dtype.hpp"
-#include "collectives/launch/process_start.hpp"
+#include "core/control.hpp"
+#include "core/process_start.hpp"
 
 namespace cb {
 

@@ -14,8 +14,8 @@
 #include "collectives/backends/nccl/nccl_choices.hpp"
 #include "collectives/backends/nccl/nccl_policy.hpp"
 #include "collectives/backends/nccl/nccl_tuning.hpp"
-#include "collectives/engine/watchdog.hpp"
 #include "common/error.hpp"
+#include "core/watchdog.hpp"
 #ifdef COMMBENCH_HAVE_GLOO
 #include "collectives/backends/gloo/gloo_backend.hpp"
 #include "collectives/backends/gloo/gloo_control.hpp"

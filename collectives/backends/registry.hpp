@@ -11,7 +11,7 @@
 #include "collectives/backends/backend_options.hpp"
 #include "collectives/backends/tuning.hpp"
 #include "collectives/engine/plan.hpp"
-#include "collectives/launch/process_start.hpp"
+#include "core/process_start.hpp"
 
 namespace cb {
 

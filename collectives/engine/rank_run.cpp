@@ -15,7 +15,6 @@
 #include "collectives/engine/case_budget.hpp"
 #include "collectives/engine/run_meta.hpp"
 #include "collectives/engine/session.hpp"
-#include "collectives/engine/watchdog.hpp"
 #include "collectives/launch/progress.hpp"
 #include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/start.hpp"
@@ -23,6 +22,7 @@
 #include "common/host_name.hpp"
 #include "common/output_path.hpp"
 #include "common/temp_files.hpp"
+#include "core/watchdog.hpp"
 
 namespace cb {
 

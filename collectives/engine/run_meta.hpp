@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "collectives/backends/backend.hpp"
-#include "collectives/launch/process_start.hpp"
 #include "common/record.hpp"
+#include "core/process_start.hpp"
 
 namespace cb {
 

@@ -11,8 +11,8 @@
 #include "collectives/engine/stats.hpp"
 #include "collectives/engine/timing_diagnostics.hpp"
 #include "collectives/engine/warmup_rule.hpp"
-#include "collectives/engine/watchdog.hpp"
 #include "common/record.hpp"
+#include "core/watchdog.hpp"
 
 namespace cb {
 

@@ -1,7 +1,7 @@
 #include "collectives/engine/session.hpp"
 
-#include <cstdlib>
 #include <fmt/format.h>
+#include <cstdlib>
 
 #include <algorithm>
 #include <iostream>
@@ -12,8 +12,8 @@
 
 #include "collectives/engine/control_measurement.hpp"
 #include "collectives/engine/straggler.hpp"
-#include "collectives/engine/watchdog.hpp"
 #include "common/error.hpp"
+#include "core/watchdog.hpp"
 
 namespace cb {
 

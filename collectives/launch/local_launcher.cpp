@@ -17,7 +17,6 @@
 #include <optional>
 #include <thread>
 
-#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/job.hpp"
 #include "collectives/launch/progress_relay.hpp"
 #include "collectives/launch/rank_exits.hpp"
@@ -25,6 +24,7 @@
 #include "collectives/launch/stop_signals.hpp"
 #include "collectives/launch/temp_dir.hpp"
 #include "common/error.hpp"
+#include "core/process_start.hpp"
 
 namespace cb {
 

@@ -16,10 +16,10 @@
 #include <set>
 #include <sstream>
 
-#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/rank_watch.hpp"
 #include "common/error.hpp"
 #include "common/temp_files.hpp"
+#include "core/process_start.hpp"
 
 namespace cb {
 

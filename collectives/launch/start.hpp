@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "collectives/backends/backend.hpp"
-#include "collectives/launch/process_start.hpp"
+#include "core/process_start.hpp"
 
 namespace cb {
 

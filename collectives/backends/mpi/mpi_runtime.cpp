@@ -7,8 +7,8 @@
 
 #include "collectives/backends/mpi/mpi_algorithm_select.hpp"
 #include "collectives/launch/flavor_check.hpp"
-#include "collectives/launch/process_start.hpp"
 #include "common/error.hpp"
+#include "core/process_start.hpp"
 
 namespace cb::mpi {
 

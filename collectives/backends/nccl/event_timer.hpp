@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/engine/timer.hpp"
+#include "core/timer.hpp"
 
 namespace cb::cuda {
 

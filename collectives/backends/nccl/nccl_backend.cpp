@@ -14,7 +14,7 @@
 #include "collectives/backends/nccl/nccl_comm.hpp"
 #include "collectives/backends/nccl/nccl_policy.hpp"
 #include "collectives/backends/nccl/tuning_capture.hpp"
-#include "collectives/engine/watchdog.hpp"
+#include "core/watchdog.hpp"
 
 namespace cb::nccl {
 

@@ -23,7 +23,7 @@
 #include "collectives/backends/nccl/nccl_library.hpp"
 #include "collectives/backends/nccl/p2p_plan.hpp"
 #include "collectives/backends/nccl/tuning_capture.hpp"
-#include "collectives/engine/watchdog.hpp"
+#include "core/watchdog.hpp"
 
 namespace cb::nccl {
 

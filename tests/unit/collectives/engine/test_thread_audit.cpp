@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "collectives/engine/thread_audit.hpp"
-#include "collectives/engine/timer.hpp"
 #include "collectives/engine/timing_diagnostics.hpp"
+#include "core/timer.hpp"
 
 namespace cb {
 namespace {

@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "collectives/launch/env_launch.hpp"
 #include "collectives/launch/env_wire.hpp"
+#include "core/env_launch.hpp"
 
 namespace cb {
 namespace {

@@ -6,11 +6,11 @@
 #include <fstream>
 
 #include "collectives/launch/mpi_relaunch.hpp"
-#include "collectives/launch/process_start.hpp"
 #include "collectives/launch/rank_exits.hpp"
 #include "collectives/launch/rank_status.hpp"
 #include "collectives/launch/start.hpp"
 #include "collectives/launch/temp_dir.hpp"
+#include "core/process_start.hpp"
 
 namespace cb {
 namespace {

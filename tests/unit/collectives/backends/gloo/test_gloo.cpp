@@ -17,7 +17,7 @@
 #include "collectives/backends/gloo/gloo_store.hpp"
 #include "collectives/engine/plan.hpp"
 #include "collectives/engine/runner.hpp"
-#include "collectives/engine/watchdog.hpp"
+#include "core/watchdog.hpp"
 #include "temp_dir.hpp"
 
 namespace cb::gloo_backend {

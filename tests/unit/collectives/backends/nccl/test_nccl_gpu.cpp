@@ -13,7 +13,7 @@
 #include "collectives/backends/nccl/event_timer.hpp"
 #include "collectives/backends/nccl/nccl_backend.hpp"
 #include "collectives/engine/runner.hpp"
-#include "collectives/engine/watchdog.hpp"
+#include "core/watchdog.hpp"
 
 namespace cb {
 namespace {

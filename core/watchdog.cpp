@@ -1,4 +1,4 @@
-#include "collectives/engine/watchdog.hpp"
+#include "core/watchdog.hpp"
 
 #include <fmt/format.h>
 #include <pthread.h>

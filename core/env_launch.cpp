@@ -1,4 +1,4 @@
-#include "collectives/launch/env_launch.hpp"
+#include "core/env_launch.hpp"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <thread>
 
-#include "collectives/engine/watchdog.hpp"
+#include "core/watchdog.hpp"
 
 namespace cb {
 namespace {

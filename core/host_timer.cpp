@@ -1,6 +1,6 @@
 #include <chrono>
 
-#include "collectives/engine/timer.hpp"
+#include "core/timer.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>

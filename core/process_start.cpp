@@ -1,9 +1,9 @@
-#include "collectives/launch/process_start.hpp"
+#include "core/process_start.hpp"
 
 #include <cstdlib>
 #include <initializer_list>
 
-#include "collectives/launch/env_launch.hpp"
+#include "core/env_launch.hpp"
 
 namespace cb {
 
