@@ -22,8 +22,8 @@
 #include "bench/host_floats.hpp"
 #include "collectives/backends/registry.hpp"
 #include "collectives/engine/runner.hpp"
-#include "collectives/launch/start.hpp"
 #include "core/watchdog.hpp"
+#include "launch/start.hpp"
 #include "report/launch_statistics.hpp"
 
 namespace {

@@ -5,12 +5,12 @@
 
 #include "cmd/subcommands.hpp"
 #include "collectives/catalogue/names.hpp"
-#include "collectives/launch/peer_loss.hpp"
-#include "collectives/launch/rank_status.hpp"
 #include "common/checked_write.hpp"
 #include "common/error.hpp"
 #include "common/version_info.hpp"
 #include "core/process_start.hpp"
+#include "launch/peer_loss.hpp"
+#include "launch/rank_status.hpp"
 
 namespace {
 

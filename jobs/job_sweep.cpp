@@ -12,10 +12,10 @@
 #include <random>
 #include <thread>
 
-#include "collectives/launch/mpi_relaunch.hpp"
 #include "common/error.hpp"
 #include "common/invocation.hpp"
 #include "core/process_start.hpp"
+#include "launch/mpi_relaunch.hpp"
 #include "report/repetitions.hpp"
 #include "report/result_reader.hpp"
 

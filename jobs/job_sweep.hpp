@@ -1,5 +1,5 @@
 // The one loop behind `run --repeat N`, `run --launch 'PREFIX'` and `tune --env`: the request's
-// sweep as fresh jobs (collectives/launch/job), grouped into units of progress (a repetition, an
+// sweep as fresh jobs (launch/job), grouped into units of progress (a repetition, an
 // environment combination). Each job's diagnostics are printed once over the sweep, its
 // document read back, its records tagged with their repetition and environment; the first meta
 // is kept; kept records stream to the .jsonl outputs as each group ends, and the other outputs
@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "collectives/engine/run_request.hpp"
-#include "collectives/launch/job.hpp"
-#include "collectives/launch/progress.hpp"
-#include "collectives/launch/stop_signals.hpp"
 #include "common/error.hpp"
 #include "common/record.hpp"
+#include "launch/job.hpp"
+#include "launch/progress.hpp"
+#include "launch/stop_signals.hpp"
 #include "report/writer.hpp"
 
 namespace cb {

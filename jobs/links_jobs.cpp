@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "collectives/launch/job.hpp"
-#include "collectives/launch/mpi_relaunch.hpp"
 #include "common/error.hpp"
 #include "jobs/job_sweep.hpp"  // kind_of_exit
+#include "launch/job.hpp"
+#include "launch/mpi_relaunch.hpp"
 #include "probes/links_hcas.hpp"
 #include "probes/links_nics.hpp"
 #include "probes/links_passes.hpp"

@@ -6,11 +6,11 @@
 
 #include "collectives/backends/nccl/cuda_device.hpp"
 #include "collectives/catalogue/names.hpp"
-#include "collectives/launch/start.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "core/process_start.hpp"
 #include "jobs/links_jobs.hpp"
+#include "launch/start.hpp"
 #include "probes/gpu_copy_report.hpp"
 #include "probes/links.hpp"
 #include "probes/links_passes.hpp"

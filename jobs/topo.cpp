@@ -4,10 +4,10 @@
 #include <ostream>
 
 #include "collectives/backends/registry.hpp"
-#include "collectives/launch/start.hpp"
 #include "common/error.hpp"
 #include "common/host_name.hpp"
 #include "core/process_start.hpp"
+#include "launch/start.hpp"
 #include "probes/topology.hpp"
 #include "report/cluster_topology.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/launch/job.hpp"  // EnvList
+#include "launch/job.hpp"  // EnvList
 #include "probes/links.hpp"
 #include "probes/links_transport.hpp"
 

@@ -15,14 +15,14 @@
 #include "collectives/engine/case_budget.hpp"
 #include "collectives/engine/run_meta.hpp"
 #include "collectives/engine/session.hpp"
-#include "collectives/launch/progress.hpp"
-#include "collectives/launch/rank_status.hpp"
-#include "collectives/launch/start.hpp"
 #include "common/error.hpp"
 #include "common/host_name.hpp"
 #include "common/output_path.hpp"
 #include "common/temp_files.hpp"
 #include "core/watchdog.hpp"
+#include "launch/progress.hpp"
+#include "launch/rank_status.hpp"
+#include "launch/start.hpp"
 
 namespace cb {
 

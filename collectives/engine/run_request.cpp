@@ -5,9 +5,9 @@
 
 #include "collectives/backends/registry.hpp"
 #include "collectives/catalogue/names.hpp"
-#include "collectives/launch/start.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "launch/start.hpp"
 
 namespace cb {
 

@@ -1,6 +1,6 @@
 // The run's control channel over Gloo, for ranks started by the local launcher (rendezvous
 // through a FileStore in the launcher's private directory) or by an env:// launcher (through the
-// rendezvous star, collectives/launch/env_rendezvous.hpp): Gloo collectives on a full mesh of
+// rendezvous star, launch/env_rendezvous.hpp): Gloo collectives on a full mesh of
 // its own, separate from any communicator being measured.
 #pragma once
 

@@ -1,5 +1,6 @@
 # MPI backend: always built (MPI is also the control channel of ranks started by an MPI launcher).
 target_sources(cb_collectives PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/flavor_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_algorithm_select.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_algorithm_table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_backend.cpp

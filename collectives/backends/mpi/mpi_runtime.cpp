@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <regex>
 
+#include "collectives/backends/mpi/flavor_check.hpp"
 #include "collectives/backends/mpi/mpi_algorithm_select.hpp"
-#include "collectives/launch/flavor_check.hpp"
 #include "common/error.hpp"
 #include "core/process_start.hpp"
 

@@ -1,4 +1,4 @@
-#include "collectives/launch/mpi_relaunch.hpp"
+#include "launch/mpi_relaunch.hpp"
 
 #include <sched.h>
 #include <signal.h>
@@ -13,16 +13,16 @@
 #include <iostream>
 #include <optional>
 
-#include "collectives/launch/job.hpp"
-#include "collectives/launch/launcher_child.hpp"
-#include "collectives/launch/launcher_message.hpp"
-#include "collectives/launch/local_launcher.hpp"
-#include "collectives/launch/progress_relay.hpp"
-#include "collectives/launch/rank_status.hpp"
-#include "collectives/launch/rank_watch.hpp"
-#include "collectives/launch/temp_dir.hpp"
 #include "common/error.hpp"
 #include "common/temp_files.hpp"
+#include "launch/job.hpp"
+#include "launch/launcher_child.hpp"
+#include "launch/launcher_message.hpp"
+#include "launch/local_launcher.hpp"
+#include "launch/progress_relay.hpp"
+#include "launch/rank_status.hpp"
+#include "launch/rank_watch.hpp"
+#include "launch/temp_dir.hpp"
 
 #ifndef COMMBENCH_MPIEXEC_PATH
 #define COMMBENCH_MPIEXEC_PATH "mpiexec"

@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "collectives/backends/gloo/gloo_control.hpp"
-#include "collectives/launch/env_rendezvous.hpp"
-#include "collectives/launch/peer_loss.hpp"
 #include "common/error.hpp"
+#include "launch/env_rendezvous.hpp"
+#include "launch/peer_loss.hpp"
 
 namespace cb {
 namespace {

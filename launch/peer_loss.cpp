@@ -1,4 +1,4 @@
-#include "collectives/launch/peer_loss.hpp"
+#include "launch/peer_loss.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "collectives/launch/proc_stat.hpp"
+#include "launch/proc_stat.hpp"
 
 #include <cstdio>
 

@@ -5,12 +5,12 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "collectives/launch/mpi_relaunch.hpp"
-#include "collectives/launch/rank_exits.hpp"
-#include "collectives/launch/rank_status.hpp"
-#include "collectives/launch/start.hpp"
-#include "collectives/launch/temp_dir.hpp"
 #include "core/process_start.hpp"
+#include "launch/mpi_relaunch.hpp"
+#include "launch/rank_exits.hpp"
+#include "launch/rank_status.hpp"
+#include "launch/start.hpp"
+#include "launch/temp_dir.hpp"
 
 namespace cb {
 namespace {

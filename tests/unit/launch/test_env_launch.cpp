@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "collectives/launch/env_wire.hpp"
 #include "core/env_launch.hpp"
+#include "launch/env_wire.hpp"
 
 namespace cb {
 namespace {

@@ -1,4 +1,4 @@
-#include "collectives/launch/launcher_child.hpp"
+#include "launch/launcher_child.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,11 +13,11 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "collectives/launch/job_guard.hpp"
-#include "collectives/launch/launcher_message.hpp"
-#include "collectives/launch/stop_signals.hpp"
 #include "common/checked_write.hpp"
 #include "common/error.hpp"
+#include "launch/job_guard.hpp"
+#include "launch/launcher_message.hpp"
+#include "launch/stop_signals.hpp"
 
 namespace cb {
 

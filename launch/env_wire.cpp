@@ -1,4 +1,4 @@
-#include "collectives/launch/env_wire.hpp"
+#include "launch/env_wire.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

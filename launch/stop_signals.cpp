@@ -1,4 +1,4 @@
-#include "collectives/launch/stop_signals.hpp"
+#include "launch/stop_signals.hpp"
 
 #include <unistd.h>
 

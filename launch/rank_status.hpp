@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/launch/rank_exits.hpp"
+#include "launch/rank_exits.hpp"
 
 namespace cb {
 

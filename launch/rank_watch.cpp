@@ -1,4 +1,4 @@
-#include "collectives/launch/rank_watch.hpp"
+#include "launch/rank_watch.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,11 +18,11 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/launch/proc_stat.hpp"
-#include "collectives/launch/rank_status.hpp"
-#include "collectives/launch/stop_signals.hpp"
 #include "common/host_name.hpp"
 #include "common/temp_files.hpp"
+#include "launch/proc_stat.hpp"
+#include "launch/rank_status.hpp"
+#include "launch/stop_signals.hpp"
 
 namespace cb {
 

@@ -2,8 +2,8 @@
 // through each kind of launcher.
 #include <gtest/gtest.h>
 
-#include "collectives/launch/job.hpp"
 #include "common/error.hpp"
+#include "launch/job.hpp"
 
 namespace cb {
 namespace {

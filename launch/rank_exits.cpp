@@ -1,4 +1,4 @@
-#include "collectives/launch/rank_exits.hpp"
+#include "launch/rank_exits.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "collectives/launch/progress.hpp"
+#include "launch/progress.hpp"
 
 #include <unistd.h>
 

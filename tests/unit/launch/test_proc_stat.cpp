@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collectives/launch/proc_stat.hpp"
+#include "launch/proc_stat.hpp"
 
 namespace cb {
 namespace {

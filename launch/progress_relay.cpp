@@ -1,4 +1,4 @@
-#include "collectives/launch/progress_relay.hpp"
+#include "launch/progress_relay.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,8 +12,8 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/launch/stop_signals.hpp"
 #include "common/checked_write.hpp"
+#include "launch/stop_signals.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "collectives/launch/launcher_message.hpp"
+#include "launch/launcher_message.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "collectives/engine/case_budget.hpp"
-#include "collectives/launch/progress_relay.hpp"
 #include "common/progress_display.hpp"
+#include "launch/progress_relay.hpp"
 
 namespace cb {
 namespace {

@@ -3,9 +3,9 @@
 // verdict, a stopped rank named in a timeout, and a launcher of another MPI refused.
 #include <gtest/gtest.h>
 
-#include "collectives/launch/flavor_check.hpp"
-#include "collectives/launch/launcher_message.hpp"
-#include "collectives/launch/rank_exits.hpp"
+#include "collectives/backends/mpi/flavor_check.hpp"
+#include "launch/launcher_message.hpp"
+#include "launch/rank_exits.hpp"
 
 namespace cb {
 namespace {

@@ -1,4 +1,4 @@
-#include "collectives/launch/job_guard.hpp"
+#include "launch/job_guard.hpp"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-#include "collectives/launch/proc_stat.hpp"
+#include "launch/proc_stat.hpp"
 
 namespace cb {
 

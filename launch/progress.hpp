@@ -1,5 +1,5 @@
 // A sequence's progress as this process shows it: rank 0 of a run whose parent is commbench
-// reports each case to the parent, which draws the display (collectives/launch/progress_relay);
+// reports each case to the parent, which draws the display (launch/progress_relay);
 // otherwise (under a user's mpirun or srun, or a sweep of jobs) it draws its own on stderr, a bar
 // on a terminal or plain lines at a low rate (common/progress_display).
 #pragma once
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/launch/progress_relay.hpp"
 #include "common/progress_display.hpp"
+#include "launch/progress_relay.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "collectives/launch/temp_dir.hpp"
+#include "launch/temp_dir.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "collectives/launch/flavor_check.hpp"
+#include "collectives/backends/mpi/flavor_check.hpp"
 
 #include <fmt/format.h>
 

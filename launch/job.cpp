@@ -1,4 +1,4 @@
-#include "collectives/launch/job.hpp"
+#include "launch/job.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -22,16 +22,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectives/launch/job_guard.hpp"
-#include "collectives/launch/launcher_message.hpp"
-#include "collectives/launch/mpi_relaunch.hpp"
-#include "collectives/launch/rank_exits.hpp"
-#include "collectives/launch/rank_status.hpp"
-#include "collectives/launch/rank_watch.hpp"
-#include "collectives/launch/stop_signals.hpp"
-#include "collectives/launch/temp_dir.hpp"
 #include "common/clock.hpp"
 #include "common/error.hpp"
+#include "launch/job_guard.hpp"
+#include "launch/launcher_message.hpp"
+#include "launch/mpi_relaunch.hpp"
+#include "launch/rank_exits.hpp"
+#include "launch/rank_status.hpp"
+#include "launch/rank_watch.hpp"
+#include "launch/stop_signals.hpp"
+#include "launch/temp_dir.hpp"
 
 namespace cb {
 

@@ -1,16 +1,16 @@
-#include "collectives/launch/start.hpp"
+#include "launch/start.hpp"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 
-#include "collectives/launch/env_rendezvous.hpp"
-#include "collectives/launch/local_launcher.hpp"
-#include "collectives/launch/mpi_relaunch.hpp"
 #include "collectives/backends/mpi/mpi_runtime.hpp"
 #include "collectives/backends/registry.hpp"
 #include "common/error.hpp"
+#include "launch/env_rendezvous.hpp"
+#include "launch/local_launcher.hpp"
+#include "launch/mpi_relaunch.hpp"
 
 namespace cb {
 

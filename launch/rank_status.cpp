@@ -1,4 +1,4 @@
-#include "collectives/launch/rank_status.hpp"
+#include "launch/rank_status.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -16,10 +16,10 @@
 #include <set>
 #include <sstream>
 
-#include "collectives/launch/rank_watch.hpp"
 #include "common/error.hpp"
 #include "common/temp_files.hpp"
 #include "core/process_start.hpp"
+#include "launch/rank_watch.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "collectives/launch/local_launcher.hpp"
+#include "launch/local_launcher.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -17,14 +17,14 @@
 #include <optional>
 #include <thread>
 
-#include "collectives/launch/job.hpp"
-#include "collectives/launch/progress_relay.hpp"
-#include "collectives/launch/rank_exits.hpp"
-#include "collectives/launch/rank_status.hpp"
-#include "collectives/launch/stop_signals.hpp"
-#include "collectives/launch/temp_dir.hpp"
 #include "common/error.hpp"
 #include "core/process_start.hpp"
+#include "launch/job.hpp"
+#include "launch/progress_relay.hpp"
+#include "launch/rank_exits.hpp"
+#include "launch/rank_status.hpp"
+#include "launch/stop_signals.hpp"
+#include "launch/temp_dir.hpp"
 
 namespace cb {
 

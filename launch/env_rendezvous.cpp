@@ -1,4 +1,4 @@
-#include "collectives/launch/env_rendezvous.hpp"
+#include "launch/env_rendezvous.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -14,12 +14,12 @@
 #include <set>
 #include <thread>
 
-#include "collectives/launch/env_wire.hpp"
-#include "collectives/launch/peer_loss.hpp"
-#include "collectives/launch/rank_status.hpp"
-#include "collectives/launch/rank_exits.hpp"
 #include "common/error.hpp"
 #include "common/host_name.hpp"
+#include "launch/env_wire.hpp"
+#include "launch/peer_loss.hpp"
+#include "launch/rank_exits.hpp"
+#include "launch/rank_status.hpp"
 
 namespace cb {
 
