@@ -10,8 +10,8 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "report/compare_output.hpp"
-#include "report/report_format.hpp"
-#include "report/result_reader.hpp"
+#include "report/format/report_format.hpp"
+#include "report/format/result_reader.hpp"
 
 namespace cb {
 

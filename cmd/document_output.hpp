@@ -3,7 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "report/document_output.hpp"
+#include "report/format/document_output.hpp"
 
 namespace cb {
 

@@ -8,7 +8,7 @@
 #include "collectives/catalogue/catalogue.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
-#include "report/report_format.hpp"
+#include "report/format/report_format.hpp"
 #include "report/svg_plot.hpp"
 
 namespace cb {

@@ -18,9 +18,9 @@
 #include "common/units.hpp"
 #include "probes/topology.hpp"
 #include "report/check_output.hpp"
+#include "report/format/report_format.hpp"
+#include "report/format/result_reader.hpp"
 #include "report/links_verdict.hpp"
-#include "report/report_format.hpp"
-#include "report/result_reader.hpp"
 
 namespace cb {
 

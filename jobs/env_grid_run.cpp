@@ -24,7 +24,7 @@
 #include "jobs/tune.hpp"
 #include "report/env_advice.hpp"
 #include "report/env_grid.hpp"
-#include "report/result_reader.hpp"
+#include "report/format/result_reader.hpp"
 #include "report/tune_text.hpp"
 
 namespace cb {

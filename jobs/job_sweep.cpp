@@ -16,8 +16,8 @@
 #include "common/invocation.hpp"
 #include "core/process_start.hpp"
 #include "launch/mpi_relaunch.hpp"
+#include "report/format/result_reader.hpp"
 #include "report/repetitions.hpp"
-#include "report/result_reader.hpp"
 
 namespace cb {
 

@@ -19,7 +19,7 @@
 #include "launch/job.hpp"
 #include "launch/progress.hpp"
 #include "launch/stop_signals.hpp"
-#include "report/writer.hpp"
+#include "report/format/writer.hpp"
 
 namespace cb {
 

@@ -9,7 +9,7 @@
 #include "probes/links_hcas.hpp"
 #include "probes/links_nics.hpp"
 #include "probes/links_passes.hpp"
-#include "report/document_output.hpp"
+#include "report/format/document_output.hpp"
 
 namespace cb {
 

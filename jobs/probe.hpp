@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "report/document_output.hpp"
+#include "report/format/document_output.hpp"
 
 namespace cb {
 

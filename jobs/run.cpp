@@ -18,7 +18,7 @@
 #include "core/process_start.hpp"
 #include "probes/roof_facts.hpp"
 #include "probes/topology.hpp"
-#include "report/writer.hpp"
+#include "report/format/writer.hpp"
 
 namespace cb {
 

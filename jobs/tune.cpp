@@ -10,7 +10,7 @@
 #include "common/output_path.hpp"
 #include "common/units.hpp"
 #include "jobs/run.hpp"
-#include "report/report_format.hpp"
+#include "report/format/report_format.hpp"
 #include "report/tune_text.hpp"
 
 namespace cb {

@@ -10,7 +10,7 @@
 
 #include "common/schema.hpp"
 #include "report/check_spec.hpp"
-#include "report/result_reader.hpp"
+#include "report/format/result_reader.hpp"
 #include "report/topology_facts.hpp"
 
 namespace cb {

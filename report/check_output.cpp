@@ -5,8 +5,8 @@
 #include <ostream>
 
 #include "common/text_table.hpp"
-#include "report/markdown.hpp"
-#include "report/report_format.hpp"
+#include "report/format/markdown.hpp"
+#include "report/format/report_format.hpp"
 
 namespace cb {
 

@@ -11,7 +11,7 @@
 
 namespace cb {
 
-// The report in each format it has (rows of report/report_format.hpp).
+// The report in each format it has (rows of report/format/report_format.hpp).
 void write_check_table(const CheckReport& r, std::ostream& out);
 void write_check_json(const CheckReport& r, std::ostream& out);
 void write_check_md(const CheckReport& r, std::ostream& out);

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/record.hpp"
+#include "report/format/result_reader.hpp"
 #include "report/launch_statistics.hpp"
-#include "report/result_reader.hpp"
 
 namespace cb {
 

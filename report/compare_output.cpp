@@ -8,9 +8,9 @@
 
 #include "common/text_table.hpp"
 #include "common/units.hpp"
-#include "report/markdown.hpp"
-#include "report/report_format.hpp"
-#include "report/writer.hpp"
+#include "report/format/markdown.hpp"
+#include "report/format/report_format.hpp"
+#include "report/format/writer.hpp"
 
 namespace cb {
 

@@ -11,7 +11,7 @@
 
 namespace cb {
 
-// The report in each format it has (rows of report/report_format.hpp).
+// The report in each format it has (rows of report/format/report_format.hpp).
 void write_compare_table(const CompareReport& r, std::ostream& out);
 void write_compare_csv(const CompareReport& r, std::ostream& out);  // the comparisons only
 void write_compare_json(const CompareReport& r, std::ostream& out);

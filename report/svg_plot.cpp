@@ -11,8 +11,8 @@
 
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "report/format/record_text.hpp"
 #include "report/plot_axis.hpp"
-#include "report/record_text.hpp"
 #include "report/xml.hpp"
 
 namespace cb {

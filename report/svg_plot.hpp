@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "report/result_reader.hpp"
+#include "report/format/result_reader.hpp"
 
 namespace cb {
 

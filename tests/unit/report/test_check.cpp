@@ -6,7 +6,7 @@
 #include "common/error.hpp"
 #include "report/check.hpp"
 #include "report/check_output.hpp"
-#include "report/report_format.hpp"
+#include "report/format/report_format.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {

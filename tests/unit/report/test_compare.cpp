@@ -7,7 +7,7 @@
 #include "common/error.hpp"
 #include "report/compare.hpp"
 #include "report/compare_output.hpp"
-#include "report/report_format.hpp"
+#include "report/format/report_format.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {

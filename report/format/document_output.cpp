@@ -1,11 +1,11 @@
-#include "report/document_output.hpp"
+#include "report/format/document_output.hpp"
 
 #include <iostream>
 #include <sstream>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
-#include "report/report_format.hpp"
+#include "report/format/report_format.hpp"
 
 namespace cb {
 

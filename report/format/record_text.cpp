@@ -1,4 +1,4 @@
-#include "report/record_text.hpp"
+#include "report/format/record_text.hpp"
 
 #include <fmt/format.h>
 

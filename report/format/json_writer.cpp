@@ -1,6 +1,6 @@
 #include <ostream>
 
-#include "report/writer.hpp"
+#include "report/format/writer.hpp"
 
 namespace cb {
 

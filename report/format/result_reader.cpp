@@ -1,4 +1,4 @@
-#include "report/result_reader.hpp"
+#include "report/format/result_reader.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
-#include "report/writer.hpp"
+#include "report/format/writer.hpp"
 
 namespace cb {
 

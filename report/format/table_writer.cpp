@@ -10,9 +10,9 @@
 
 #include "common/text_table.hpp"
 #include "common/units.hpp"
-#include "report/record_text.hpp"
+#include "report/format/record_text.hpp"
+#include "report/format/writer.hpp"
 #include "report/roof.hpp"
-#include "report/writer.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "report/markdown.hpp"
+#include "report/format/markdown.hpp"
 
 #include <ostream>
 

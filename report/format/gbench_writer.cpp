@@ -7,8 +7,8 @@
 #include <ostream>
 #include <thread>
 
+#include "report/format/writer.hpp"
 #include "report/launch_statistics.hpp"
-#include "report/writer.hpp"
 
 namespace cb {
 

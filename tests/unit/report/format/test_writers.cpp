@@ -10,8 +10,8 @@
 #include "common/atomic_file.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
-#include "report/report_format.hpp"
-#include "report/writer.hpp"
+#include "report/format/report_format.hpp"
+#include "report/format/writer.hpp"
 #include "temp_dir.hpp"
 
 namespace cb {

@@ -6,9 +6,9 @@
 #include <ostream>
 
 #include "common/units.hpp"
-#include "report/markdown.hpp"
-#include "report/record_text.hpp"
-#include "report/writer.hpp"
+#include "report/format/markdown.hpp"
+#include "report/format/record_text.hpp"
+#include "report/format/writer.hpp"
 
 namespace cb {
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "report/result_reader.hpp"
-#include "report/writer.hpp"
+#include "report/format/result_reader.hpp"
+#include "report/format/writer.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {

@@ -1,4 +1,4 @@
-#include "report/report_format.hpp"
+#include "report/format/report_format.hpp"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 // Choosing a writer by --format name or by --output extension.
-#include "report/writer.hpp"
+#include "report/format/writer.hpp"
 
 #include <fmt/ranges.h>
 
@@ -16,7 +16,7 @@
 #include "common/atomic_file.hpp"
 #include "common/checked_write.hpp"
 #include "common/error.hpp"
-#include "report/report_format.hpp"
+#include "report/format/report_format.hpp"
 #include "report/roof.hpp"
 
 namespace cb {

@@ -14,7 +14,7 @@
 
 #include "report/check_output.hpp"
 #include "report/compare_output.hpp"
-#include "report/writer.hpp"
+#include "report/format/writer.hpp"
 
 namespace cb {
 

@@ -9,9 +9,9 @@
 
 #include <unistd.h>
 
-#include "report/markdown.hpp"
-#include "report/result_reader.hpp"
-#include "report/writer.hpp"
+#include "report/format/markdown.hpp"
+#include "report/format/result_reader.hpp"
+#include "report/format/writer.hpp"
 #include "report_fixtures.hpp"
 #include "temp_dir.hpp"
 
