@@ -9,7 +9,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "report/compare_output.hpp"
+#include "report/compare/compare_output.hpp"
 #include "report/format/report_format.hpp"
 #include "report/format/result_reader.hpp"
 

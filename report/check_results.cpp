@@ -11,7 +11,7 @@
 
 #include "common/units.hpp"
 #include "report/check_rules.hpp"
-#include "report/compare.hpp"
+#include "report/compare/compare.hpp"
 #include "report/launch_statistics.hpp"
 #include "report/repetitions.hpp"
 #include "report/roof.hpp"

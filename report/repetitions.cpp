@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "report/compare.hpp"
+#include "report/compare/compare.hpp"
 #include "report/launch_statistics.hpp"
 
 namespace cb {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "report/check_output.hpp"
-#include "report/compare_output.hpp"
+#include "report/compare/compare_output.hpp"
 #include "report/format/writer.hpp"
 
 namespace cb {

@@ -8,7 +8,7 @@
 #include <limits>
 #include <utility>
 
-#include "report/compare.hpp"
+#include "report/compare/compare.hpp"
 #include "report/launch_statistics.hpp"
 #include "report/repetitions.hpp"
 #include "report_fixtures.hpp"

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "common/schema.hpp"
-#include "report/compare.hpp"
+#include "report/compare/compare.hpp"
 
 namespace cb {
 

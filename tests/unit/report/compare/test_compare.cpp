@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "common/error.hpp"
-#include "report/compare.hpp"
-#include "report/compare_output.hpp"
+#include "report/compare/compare.hpp"
+#include "report/compare/compare_output.hpp"
 #include "report/format/report_format.hpp"
 #include "report_fixtures.hpp"
 

@@ -1,4 +1,4 @@
-#include "report/verdict_line.hpp"
+#include "report/compare/verdict_line.hpp"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <set>
 
 #include "common/units.hpp"
-#include "report/compare.hpp"
-#include "report/compare_output.hpp"
+#include "report/compare/compare.hpp"
+#include "report/compare/compare_output.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "report/compare.hpp"
+#include "report/compare/compare.hpp"
 
 #include <fmt/format.h>
 
@@ -12,9 +12,9 @@
 #include "common/environment.hpp"
 #include "common/launch_control.hpp"
 #include "common/units.hpp"
-#include "report/repetitions.hpp"
+#include "report/compare/verdict_line.hpp"
 #include "report/launch_statistics.hpp"
-#include "report/verdict_line.hpp"
+#include "report/repetitions.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "report/compare_output.hpp"
+#include "report/compare/compare_output.hpp"
 
 #include <fmt/format.h>
 
