@@ -17,7 +17,7 @@
 #include "common/schema.hpp"
 #include "common/units.hpp"
 #include "probes/topology.hpp"
-#include "report/check_output.hpp"
+#include "report/check/check_output.hpp"
 #include "report/format/report_format.hpp"
 #include "report/format/result_reader.hpp"
 #include "report/links_verdict.hpp"

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/check_output.hpp"
+#include "report/check/check_output.hpp"
 #include "report/compare/compare_output.hpp"
 #include "report/format/writer.hpp"
 

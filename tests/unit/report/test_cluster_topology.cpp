@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "common/error.hpp"
-#include "report/check.hpp"
+#include "report/check/check.hpp"
 #include "report/cluster_topology.hpp"
 #include "report/links_verdict.hpp"
 #include "report_fixtures.hpp"

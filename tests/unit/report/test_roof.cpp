@@ -8,7 +8,7 @@
 #include "common/error.hpp"
 #include "probes/roof_facts.hpp"
 #include "probes/topology.hpp"
-#include "report/check.hpp"
+#include "report/check/check.hpp"
 #include "report/roof.hpp"
 
 namespace cb {

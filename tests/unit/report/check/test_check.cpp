@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "common/error.hpp"
-#include "report/check.hpp"
-#include "report/check_output.hpp"
+#include "report/check/check.hpp"
+#include "report/check/check_output.hpp"
 #include "report/format/report_format.hpp"
 #include "report_fixtures.hpp"
 

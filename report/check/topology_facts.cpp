@@ -1,4 +1,4 @@
-#include "report/topology_facts.hpp"
+#include "report/check/topology_facts.hpp"
 
 #include <fmt/format.h>
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "report/check.hpp"
+#include "report/check/check.hpp"
+#include "report/check/topology_facts.hpp"
 #include "report/links_verdict.hpp"
-#include "report/topology_facts.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "report/check_spec.hpp"
+#include "report/check/check_spec.hpp"
 
 #include <fmt/format.h>
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/schema.hpp"
-#include "report/check_spec.hpp"
+#include "report/check/check_spec.hpp"
+#include "report/check/topology_facts.hpp"
 #include "report/format/result_reader.hpp"
-#include "report/topology_facts.hpp"
 
 namespace cb {
 

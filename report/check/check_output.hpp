@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "common/schema.hpp"
-#include "report/check.hpp"
-#include "report/junit.hpp"
+#include "report/check/check.hpp"
+#include "report/check/junit.hpp"
 
 namespace cb {
 

@@ -6,7 +6,7 @@
 
 #include "common/error.hpp"
 #include "common/schema.hpp"
-#include "report/check_rules.hpp"
+#include "report/check/check_rules.hpp"
 #include "report/links_verdict.hpp"
 
 namespace cb {

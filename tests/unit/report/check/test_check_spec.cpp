@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
-#include "report/check_spec.hpp"
+#include "report/check/check_spec.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {

@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "common/units.hpp"
-#include "report/check_rules.hpp"
+#include "report/check/check_rules.hpp"
 #include "report/repetitions.hpp"
 #include "report/roof.hpp"
 

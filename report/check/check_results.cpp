@@ -10,7 +10,7 @@
 #include <map>
 
 #include "common/units.hpp"
-#include "report/check_rules.hpp"
+#include "report/check/check_rules.hpp"
 #include "report/compare/compare.hpp"
 #include "report/launch_statistics.hpp"
 #include "report/repetitions.hpp"

@@ -1,4 +1,4 @@
-#include "report/junit.hpp"
+#include "report/check/junit.hpp"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
-#include "report/check.hpp"
+#include "report/check/check.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "report/check_rules.hpp"
+#include "report/check/check_rules.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "report/check_output.hpp"
+#include "report/check/check_output.hpp"
 
 #include <fmt/format.h>
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "report/check_rules.hpp"
+#include "report/check/check_rules.hpp"
 
 namespace cb {
 
