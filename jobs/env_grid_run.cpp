@@ -1,7 +1,7 @@
 // `tune --env NAME=v1,v2 [--env-grid FILE]`: every combination of the grid, and the baseline
 // (the environment as it is), as fresh jobs with the variables set on every rank, each in
 // --rounds launches interleaved in a shuffled order per round; one result set with `env` on
-// every record; advice judged over the launches (report/env_advice); --emit-env; a failed
+// every record; advice judged over the launches (report/tune/env_advice); --emit-env; a failed
 // combination is recorded and the sweep goes on; --resume skips what an earlier sweep's .jsonl
 // holds; Ctrl-C keeps what finished.
 #include <fmt/format.h>
@@ -22,10 +22,10 @@
 #include "jobs/job_sweep.hpp"
 #include "jobs/run.hpp"
 #include "jobs/tune.hpp"
-#include "report/env_advice.hpp"
-#include "report/env_grid.hpp"
 #include "report/format/result_reader.hpp"
-#include "report/tune_text.hpp"
+#include "report/tune/env_advice.hpp"
+#include "report/tune/env_grid.hpp"
+#include "report/tune/tune_text.hpp"
 
 namespace cb {
 

@@ -11,7 +11,7 @@
 #include "common/units.hpp"
 #include "jobs/run.hpp"
 #include "report/format/report_format.hpp"
-#include "report/tune_text.hpp"
+#include "report/tune/tune_text.hpp"
 
 namespace cb {
 

@@ -8,7 +8,7 @@
 
 #include "collectives/engine/run_request.hpp"
 #include "common/tune_range.hpp"
-#include "report/tune.hpp"
+#include "report/tune/tune.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "report/tune.hpp"
+#include "report/tune/tune.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "report/env_advice.hpp"
+#include "report/tune/env_advice.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

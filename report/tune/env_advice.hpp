@@ -1,6 +1,6 @@
 // tune --env's advice: per measured case and over all of them, whether an environment
 // combination is faster than the current environment beyond the noise between launches
-// (report/env_verdict), which part of the gain is the environment's and which the algorithm's,
+// (report/tune/env_verdict), which part of the gain is the environment's and which the algorithm's,
 // the one combination --emit-env writes, and that file's text.
 #pragma once
 
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "common/record.hpp"
-#include "report/env_grid.hpp"
-#include "report/env_verdict.hpp"
-#include "report/tune.hpp"
+#include "report/tune/env_grid.hpp"
+#include "report/tune/env_verdict.hpp"
+#include "report/tune/tune.hpp"
 
 namespace cb {
 

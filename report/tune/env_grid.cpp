@@ -1,4 +1,4 @@
-#include "report/env_grid.hpp"
+#include "report/tune/env_grid.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "collectives/backends/nccl/nccl_tuning.hpp"
-#include "report/tune.hpp"
-#include "report/tune_text.hpp"
+#include "report/tune/tune.hpp"
+#include "report/tune/tune_text.hpp"
 
 namespace cb {
 

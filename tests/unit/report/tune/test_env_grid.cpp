@@ -7,7 +7,7 @@
 
 #include "common/environment.hpp"
 #include "common/error.hpp"
-#include "report/env_grid.hpp"
+#include "report/tune/env_grid.hpp"
 
 namespace cb {
 namespace {

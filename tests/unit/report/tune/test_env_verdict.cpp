@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "report/env_advice.hpp"
-#include "report/env_verdict.hpp"
+#include "report/tune/env_advice.hpp"
+#include "report/tune/env_verdict.hpp"
 
 namespace cb {
 namespace {

@@ -1,4 +1,4 @@
-#include "report/env_verdict.hpp"
+#include "report/tune/env_verdict.hpp"
 
 #include <algorithm>
 

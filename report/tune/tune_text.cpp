@@ -1,4 +1,4 @@
-#include "report/tune_text.hpp"
+#include "report/tune/tune_text.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 #include "common/text_table.hpp"
 #include "common/units.hpp"
-#include "report/tune.hpp"
+#include "report/tune/tune.hpp"
 
 namespace cb {
 
