@@ -20,7 +20,7 @@
 #include "report/check/check_output.hpp"
 #include "report/format/report_format.hpp"
 #include "report/format/result_reader.hpp"
-#include "report/links_verdict.hpp"
+#include "report/links/links_verdict.hpp"
 
 namespace cb {
 

@@ -13,7 +13,7 @@
 
 #include "collectives/backends/backend.hpp"
 #include "probes/links_transport.hpp"
-#include "report/links_verdict.hpp"
+#include "report/links/links_verdict.hpp"
 
 namespace cb {
 

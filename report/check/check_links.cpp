@@ -7,7 +7,7 @@
 #include "common/error.hpp"
 #include "common/schema.hpp"
 #include "report/check/check_rules.hpp"
-#include "report/links_verdict.hpp"
+#include "report/links/links_verdict.hpp"
 
 namespace cb {
 

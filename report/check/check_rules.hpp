@@ -9,7 +9,7 @@
 
 #include "report/check/check.hpp"
 #include "report/check/topology_facts.hpp"
-#include "report/links_verdict.hpp"
+#include "report/links/links_verdict.hpp"
 
 namespace cb {
 

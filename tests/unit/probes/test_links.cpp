@@ -4,7 +4,7 @@
 #include <set>
 
 #include "probes/links_schedule.hpp"
-#include "report/links_verdict.hpp"
+#include "report/links/links_verdict.hpp"
 
 namespace cb {
 namespace {

@@ -9,7 +9,7 @@
 #include "common/error.hpp"
 #include "report/check/check.hpp"
 #include "report/cluster_topology.hpp"
-#include "report/links_verdict.hpp"
+#include "report/links/links_verdict.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {

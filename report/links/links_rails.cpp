@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "report/links_verdict.hpp"
+#include "report/links/links_verdict.hpp"
 
 namespace cb {
 

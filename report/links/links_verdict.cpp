@@ -1,4 +1,4 @@
-#include "report/links_verdict.hpp"
+#include "report/links/links_verdict.hpp"
 
 #include <algorithm>
 #include <functional>
