@@ -72,7 +72,7 @@ struct ResultRecord {
   std::string env;
   // `run --repeat N`: the repetition (launch) this record comes from, 0-based; empty otherwise.
   std::optional<int> repeat;
-  // The expected-performance model (report/roof.hpp): the ceiling on busbw for this case on
+  // The expected-performance model (report/roof/roof.hpp): the ceiling on busbw for this case on
   // this hardware, busbw / roof where bandwidth dominates, and the facts the roof came from.
   std::optional<double> roof_GBps;
   std::optional<double> efficiency;

@@ -1,4 +1,4 @@
-// The hardware facts the expected-performance model (report/roof.hpp) reads, per host: each
+// The hardware facts the expected-performance model (report/roof/roof.hpp) reads, per host: each
 // GPU's NVLink generation and active links, its PCIe link at the trained speed and width and the
 // narrowest link up to the CPU, whether peers may reach each other directly, the network ports
 // and their rates, GPUDirect RDMA, and the host's memory copy bandwidth. Rates that cannot be

@@ -1,5 +1,5 @@
 // `check --expect auto`: every collective judged on its large-message efficiency against the
-// roof the hardware facts give (report/roof.hpp), without a spec. A collective whose roof is
+// roof the hardware facts give (report/roof/roof.hpp), without a spec. A collective whose roof is
 // unknown is "not judged", a warning, never a pass.
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include "common/units.hpp"
 #include "report/check/check_rules.hpp"
 #include "report/repetitions.hpp"
-#include "report/roof.hpp"
+#include "report/roof/roof.hpp"
 
 namespace cb {
 

@@ -14,7 +14,7 @@
 #include "report/compare/compare.hpp"
 #include "report/launch_statistics.hpp"
 #include "report/repetitions.hpp"
-#include "report/roof.hpp"
+#include "report/roof/roof.hpp"
 
 namespace cb {
 

@@ -28,7 +28,7 @@ struct ResultRequirement {
   std::optional<double> min_busbw_GBps;  // every matched record must reach it
   std::optional<double> max_time_us;     // mean time per operation
   std::optional<double> max_p99_us;      // tail latency
-  std::optional<double> min_efficiency;  // busbw / roof (report/roof.hpp)
+  std::optional<double> min_efficiency;  // busbw / roof (report/roof/roof.hpp)
   Severity severity = Severity::Error;
 };
 

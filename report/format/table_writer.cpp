@@ -12,7 +12,7 @@
 #include "common/units.hpp"
 #include "report/format/record_text.hpp"
 #include "report/format/writer.hpp"
-#include "report/roof.hpp"
+#include "report/roof/roof.hpp"
 
 namespace cb {
 

@@ -17,7 +17,7 @@
 #include "common/checked_write.hpp"
 #include "common/error.hpp"
 #include "report/format/report_format.hpp"
-#include "report/roof.hpp"
+#include "report/roof/roof.hpp"
 
 namespace cb {
 

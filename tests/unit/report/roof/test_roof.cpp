@@ -1,6 +1,6 @@
 // The expected-performance model: hardware facts read from fixture sysfs trees (with the NVML
 // answers their snapshots carry), the roof of each path kind, and the public healthy figures
-// (report/reference_figures.json) judged against it.
+// (report/roof/reference_figures.json) judged against it.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,7 +9,7 @@
 #include "probes/roof_facts.hpp"
 #include "probes/topology.hpp"
 #include "report/check/check.hpp"
-#include "report/roof.hpp"
+#include "report/roof/roof.hpp"
 
 namespace cb {
 namespace {
@@ -249,7 +249,7 @@ TEST(Roof, UnknownHardwareIsNotJudgedNeverPassed) {
 // Each public healthy figure passes the default threshold on its system's roof; the same figure
 // 30 % lower fails it.
 TEST(Roof, HealthyPublicFiguresPassAndThirtyPercentLowerFail) {
-  std::ifstream in(std::string(CB_SOURCE_DIR) + "/report/reference_figures.json");
+  std::ifstream in(std::string(CB_SOURCE_DIR) + "/report/roof/reference_figures.json");
   ASSERT_TRUE(in);
   json doc = json::parse(in);
   ASSERT_GE(doc["figures"].size(), 10u);

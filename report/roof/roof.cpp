@@ -1,4 +1,4 @@
-#include "report/roof.hpp"
+#include "report/roof/roof.hpp"
 
 #include <fmt/format.h>
 
