@@ -9,7 +9,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "report/format/report_format.hpp"
-#include "report/svg_plot.hpp"
+#include "report/plot/svg_plot.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "report/svg_plot.hpp"
+#include "report/plot/svg_plot.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "report/format/record_text.hpp"
-#include "report/plot_axis.hpp"
+#include "report/plot/plot_axis.hpp"
 #include "report/xml.hpp"
 
 namespace cb {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "report/plot_axis.hpp"
-#include "report/svg_plot.hpp"
+#include "report/plot/plot_axis.hpp"
+#include "report/plot/svg_plot.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {

@@ -1,4 +1,4 @@
-#include "report/plot_axis.hpp"
+#include "report/plot/plot_axis.hpp"
 
 #include <fmt/format.h>
 
