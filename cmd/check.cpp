@@ -2,8 +2,8 @@
 // topology (from --topology FILE, else probed); exit 5 when an error-severity requirement fails.
 #include <memory>
 
+#include "app/check.hpp"
 #include "cmd/subcommands.hpp"
-#include "jobs/check.hpp"
 
 namespace cb {
 

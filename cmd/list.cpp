@@ -1,8 +1,8 @@
 // `commbench list collectives|backends|algorithms|dtypes`: what this build and machine offer.
 #include <memory>
 
+#include "app/list.hpp"
 #include "cmd/subcommands.hpp"
-#include "jobs/list.hpp"
 
 namespace cb {
 

@@ -1,9 +1,9 @@
 // `commbench probe membw|copy|links`: measured bandwidth matrices.
 #include <memory>
 
+#include "app/probe.hpp"
 #include "cmd/document_output.hpp"
 #include "cmd/subcommands.hpp"
-#include "jobs/probe.hpp"
 
 namespace cb {
 

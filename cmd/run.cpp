@@ -1,10 +1,10 @@
-// `commbench run`: flags -> a RunRequest -> jobs/run (the sweep once, or as fresh jobs).
+// `commbench run`: flags -> a RunRequest -> app/run (the sweep once, or as fresh jobs).
 #include "cmd/run.hpp"
 
 #include <memory>
 
+#include "app/run.hpp"
 #include "cmd/subcommands.hpp"
-#include "jobs/run.hpp"
 
 namespace cb {
 

@@ -3,9 +3,9 @@
 // rank 0 reports every host (commbench/cluster-topology/v1).
 #include <memory>
 
+#include "app/topo.hpp"
 #include "cmd/document_output.hpp"
 #include "cmd/subcommands.hpp"
-#include "jobs/topo.hpp"
 
 namespace cb {
 

@@ -1,11 +1,11 @@
-// `commbench tune`: run's flags (-A all by default) and tune's own -> jobs/tune (the run, then
+// `commbench tune`: run's flags (-A all by default) and tune's own -> app/tune (the run, then
 // per collective and size range the algorithm to use, and files that apply it).
 #include <memory>
 
+#include "app/tune.hpp"
 #include "cmd/run.hpp"
 #include "cmd/subcommands.hpp"
 #include "collectives/backends/registry.hpp"
-#include "jobs/tune.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "jobs/run.hpp"
+#include "app/run.hpp"
 
 #include <fmt/format.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "jobs/list.hpp"
+#include "app/list.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,15 +1,15 @@
-#include "jobs/probe.hpp"
+#include "app/probe.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "app/links_jobs.hpp"
 #include "collectives/backends/nccl/cuda_device.hpp"
 #include "collectives/catalogue/names.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "core/process_start.hpp"
-#include "jobs/links_jobs.hpp"
 #include "launch/start.hpp"
 #include "probes/gpu_copy_report.hpp"
 #include "probes/links.hpp"

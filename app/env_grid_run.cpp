@@ -15,13 +15,13 @@
 #include <random>
 #include <sstream>
 
+#include "app/job_sweep.hpp"
+#include "app/run.hpp"
+#include "app/tune.hpp"
 #include "collectives/catalogue/names.hpp"
 #include "common/atomic_file.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
-#include "jobs/job_sweep.hpp"
-#include "jobs/run.hpp"
-#include "jobs/tune.hpp"
 #include "report/format/result_reader.hpp"
 #include "report/tune/env_advice.hpp"
 #include "report/tune/env_grid.hpp"

@@ -1,15 +1,15 @@
-#include "jobs/tune.hpp"
+#include "app/tune.hpp"
 
 #include <iostream>
 #include <memory>
 #include <sstream>
 
+#include "app/run.hpp"
 #include "collectives/backends/registry.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/output_path.hpp"
 #include "common/units.hpp"
-#include "jobs/run.hpp"
 #include "report/format/report_format.hpp"
 #include "report/tune/tune_text.hpp"
 

@@ -1,4 +1,4 @@
-#include "jobs/check.hpp"
+#include "app/check.hpp"
 
 #include <fmt/format.h>
 

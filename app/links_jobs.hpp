@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "jobs/probe.hpp"
+#include "app/probe.hpp"
 #include "probes/links.hpp"
 
 namespace cb {

@@ -1,6 +1,6 @@
 // `run` and `tune` as work: a request is checked before anything runs, then its sweep runs once
 // here (collectives/engine: the ranks started, or this rank's part), or, with --repeat or
-// --launch, as fresh jobs (jobs/job_sweep).
+// --launch, as fresh jobs (app/job_sweep).
 #pragma once
 
 #include <functional>

@@ -1,4 +1,4 @@
-#include "jobs/job_sweep.hpp"
+#include "app/job_sweep.hpp"
 
 #include <fmt/format.h>
 

@@ -4,9 +4,9 @@
 // with its exit code: the .jsonl outputs keep every finished case and are marked incomplete.
 #include <fmt/format.h>
 
+#include "app/job_sweep.hpp"
+#include "app/run.hpp"
 #include "common/error.hpp"
-#include "jobs/job_sweep.hpp"
-#include "jobs/run.hpp"
 
 namespace cb {
 

@@ -1,4 +1,4 @@
-#include "jobs/topo.hpp"
+#include "app/topo.hpp"
 
 #include <algorithm>
 #include <ostream>

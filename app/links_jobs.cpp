@@ -1,9 +1,9 @@
-#include "jobs/links_jobs.hpp"
+#include "app/links_jobs.hpp"
 
 #include <fmt/format.h>
 
+#include "app/job_sweep.hpp"  // kind_of_exit
 #include "common/error.hpp"
-#include "jobs/job_sweep.hpp"  // kind_of_exit
 #include "launch/job.hpp"
 #include "launch/mpi_relaunch.hpp"
 #include "probes/links_hcas.hpp"
