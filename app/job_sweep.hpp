@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/engine/run_request.hpp"
+#include "app/run_request.hpp"
 #include "common/error.hpp"
 #include "common/record.hpp"
 #include "launch/job.hpp"

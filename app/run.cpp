@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/engine/rank_run.hpp"
+#include "app/rank_run.hpp"
 #include "common/error.hpp"
 #include "common/output_path.hpp"
 #include "common/version_info.hpp"

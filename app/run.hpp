@@ -6,7 +6,7 @@
 #include <functional>
 #include <memory>
 
-#include "collectives/engine/run_request.hpp"
+#include "app/run_request.hpp"
 #include "common/record_writer.hpp"
 
 namespace cb {

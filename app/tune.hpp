@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/engine/run_request.hpp"
+#include "app/run_request.hpp"
 #include "common/tune_range.hpp"
 #include "report/tune/tune.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "collectives/engine/run_request.hpp"
+#include "app/run_request.hpp"
 
 namespace cb {
 

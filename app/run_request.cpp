@@ -1,4 +1,4 @@
-#include "collectives/engine/run_request.hpp"
+#include "app/run_request.hpp"
 
 #include <algorithm>
 #include <cstdint>

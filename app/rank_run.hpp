@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/engine/run_request.hpp"
+#include "app/run_request.hpp"
 #include "common/record_writer.hpp"
 
 namespace cb {

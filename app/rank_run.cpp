@@ -1,4 +1,4 @@
-#include "collectives/engine/rank_run.hpp"
+#include "app/rank_run.hpp"
 
 #include <signal.h>
 #include <unistd.h>
