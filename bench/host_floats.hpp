@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 
 namespace cb::bench {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/catalogue/catalogue.hpp"
 #include "collectives/catalogue/dtype.hpp"
 #include "core/control.hpp"

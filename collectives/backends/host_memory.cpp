@@ -4,7 +4,7 @@
 #include <cstring>
 #include <new>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 

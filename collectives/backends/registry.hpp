@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/backends/backend_options.hpp"
 #include "collectives/backends/tuning.hpp"
 #include "collectives/engine/plan.hpp"

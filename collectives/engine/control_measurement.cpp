@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 #include "common/median.hpp"
 
 namespace cb {

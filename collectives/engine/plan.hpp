@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/catalogue/split.hpp"
 #include "collectives/catalogue/traffic.hpp"
 

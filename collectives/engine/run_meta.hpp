@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 #include "common/record.hpp"
 #include "core/process_start.hpp"
 

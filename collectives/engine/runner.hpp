@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/engine/plan.hpp"
 #include "collectives/engine/rank_times.hpp"
 #include "collectives/engine/stats.hpp"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/engine/plan.hpp"
 #include "collectives/engine/runner.hpp"
 #include "common/record.hpp"

@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/backends/registry.hpp"
 
 namespace cb::gloo_backend {

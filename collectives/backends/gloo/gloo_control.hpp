@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 
 namespace cb::gloo_backend {
 

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 
 namespace cb::mpi {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 
 namespace cb::cuda {
 

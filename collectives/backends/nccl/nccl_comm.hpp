@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/backends/nccl/comm_registry.hpp"
 #include "collectives/backends/nccl/cuda_device.hpp"
 #include "collectives/backends/nccl/event_timer.hpp"

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "collectives/backends/backend.hpp"
+#include "collectives/backend.hpp"
 #include "collectives/backends/nccl/nccl_library.hpp"
 
 namespace cb::nccl {
