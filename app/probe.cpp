@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "app/links_jobs.hpp"
-#include "collectives/backends/nccl/cuda_device.hpp"
 #include "collectives/catalogue/names.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -130,7 +129,7 @@ int probe_links(const ProbeRequest& rq) {
   facts.nccl_built = nccl_transport_built();
   facts.relaunch = !rq.launch.empty();
   facts.visible_gpus = visible_gpu_count();
-  if (rq.transport == "nccl" && !facts.relaunch) facts.no_gpu_reason = cuda::no_device_reason();
+  if (rq.transport == "nccl" && !facts.relaunch) facts.no_gpu_reason = nccl_transport_unavailable();
   o.transport =
       choose_links_transport(rq.transport, o.per_nic || !o.nics.empty() || facts.relaunch, facts);
   if (facts.relaunch) {

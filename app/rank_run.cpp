@@ -3,7 +3,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <thread>
@@ -169,9 +171,11 @@ int run_request(const RunRequest& rq, const RunHooks& hooks) {
     run.backend_choice = why;
   }
   if (choice.device_memory && rq.memory.empty()) run.s.memory = run.bo.memory = MemoryKind::Device;
-  apply_run_choices(
-      {run.backends, run.s.memory, !rq.memory.empty(), !rq.max_bytes.empty(), run.s.gpus},
-      run.s.sweep);
+  check_run_choices({run.backends, run.s.memory, !rq.memory.empty(), run.s.gpus});
+  // A GPU backend's device memory makes -e default to 1 GiB, as --memory device does.
+  if (rq.memory.empty() && rq.max_bytes.empty() && runs_on_gpu(run.backends)) {
+    run.s.sweep.max_bytes = std::max<std::uint64_t>(1ULL << 30, run.s.sweep.min_bytes);
+  }
 
   const int ranks = wanted_ranks(rq, run.s);
   if (run.bo.launch.kind == LaunchInfo::Kind::Single) return start_run_ranks(run, ranks);

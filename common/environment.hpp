@@ -5,9 +5,13 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cb {
+
+// Variables to set, NAME and VALUE, in order (a job's, a pass's environment).
+using EnvList = std::vector<std::pair<std::string, std::string>>;
 
 // Variables a launcher sets per job (ids, URIs, session directories): they differ on every run.
 inline constexpr std::string_view kLauncherBookkeeping[] = {

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-namespace cb {
+#include "common/environment.hpp"
 
-using EnvList = std::vector<std::pair<std::string, std::string>>;
+namespace cb {
 
 enum class LauncherKind { OpenMpi, Mpich, Slurm };
 

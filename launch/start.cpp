@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "collectives/backends/mpi/mpi_runtime.hpp"
 #include "collectives/backends/registry.hpp"
 #include "common/error.hpp"
 #include "launch/env_rendezvous.hpp"
@@ -117,7 +116,9 @@ std::unique_ptr<Control> make_run_control(const LaunchInfo& launch, double timeo
       runtime_error("started by the local launcher, but this build has no local control channel");
     return e->local_control(launch, timeout_seconds);
   }
-  return mpi::make_control();
+  const BackendEntry* e = launcher_control_backend();
+  if (!e) runtime_error("started by an MPI launcher, but this build has no control channel for it");
+  return e->launcher_control();
 }
 
 }  // namespace cb

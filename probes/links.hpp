@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backend.hpp"
+#include "core/control.hpp"
 #include "probes/links_transport.hpp"
 #include "report/links/links_verdict.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "launch/job.hpp"  // EnvList
+#include "common/environment.hpp"
 #include "probes/links.hpp"
 #include "probes/links_transport.hpp"
 

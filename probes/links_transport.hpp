@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backend.hpp"
+#include "core/control.hpp"
 
 namespace cb {
 
@@ -89,15 +89,17 @@ class SampleBatches {
 // time is up: a sample ends within the sample time plus one batch.
 std::unique_ptr<PairTransport> control_transport(Control& control);
 
-// Whether this build has the NCCL transport (it needs CUDA).
+// Whether this build has the NCCL transport (the nccl backend offers peer messages: it needs
+// CUDA), and why this process cannot use it (no GPU visible; empty when it can).
 bool nccl_transport_built();
+std::string nccl_transport_unavailable();
 // Over NCCL send/recv between the ranks' GPUs (each rank's local GPU: `local_rank` among the
-// visible ones), every rank of `control` in one NCCL communicator on NCCL's IB network. NCCL
-// reads NCCL_IB_HCA once per process, so the caller sets it before this is first called.
-// Samples are time-bounded as over the control channel (batches of an eighth of the sample
-// time, each acknowledged by the receiver over NCCL). Every rank calls it together. Throws a
-// runtime Error naming NCCL's reason when the communicator cannot be made; a usage Error in a
-// build without CUDA.
+// visible ones), every rank of `control` in one NCCL communicator on NCCL's IB network, through
+// the nccl backend's peer messages. NCCL reads NCCL_IB_HCA once per process, so the caller sets
+// it before this is first called. Samples are time-bounded as over the control channel (batches
+// of an eighth of the sample time, each acknowledged by the receiver over NCCL). Every rank calls
+// it together. Throws a runtime Error naming NCCL's reason when the communicator cannot be made;
+// a usage Error in a build without CUDA.
 std::unique_ptr<PairTransport> nccl_transport(Control& control, int local_rank);
 
 }  // namespace cb

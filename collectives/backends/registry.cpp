@@ -39,9 +39,19 @@ const std::vector<BackendEntry>& backend_registry() {
        .create = [](const BackendOptions& o) { return mpi::make_backend(mpi::make_memory(o)); },
        .version_lines = [](const BackendOptions&) { return mpi::version_lines(); },
        .needs_mpi_launcher = true,
+       .library_name = "the MPI",
+       .device_support =
+           [](const LaunchInfo& launch) {
+             const mpi::CudaSupport s = launch.kind == LaunchInfo::Kind::Single
+                                            ? mpi::cuda_support_before_launch()
+                                            : mpi::cuda_support();
+             return DeviceSupport{s.supported, s.how};
+           },
+       .roof = RoofModel::HostMemory,
        .tuning_files = {{"--emit-ompi-rules",
                          "write an Open MPI coll/tuned dynamic rules file for the mpi results",
-                         mpi::ompi_rules_file}}},
+                         mpi::ompi_rules_file}},
+       .launcher_control = mpi::make_control},
 #ifdef COMMBENCH_HAVE_GLOO
       {.name = "gloo",
        .description = "Gloo collectives over TCP on host memory",
@@ -53,6 +63,8 @@ const std::vector<BackendEntry>& backend_registry() {
                gloo_backend::check_interface(o.flag("--gloo-iface"));
              }
            },
+       .library_name = "Gloo",
+       .roof = RoofModel::HostMemory,
        .flags = {{"--gloo-iface",
                   "network interface for Gloo (default: loopback on one host, else the host "
                   "name's address)"}},
@@ -74,9 +86,12 @@ const std::vector<BackendEntry>& backend_registry() {
        .create = nccl::make_backend,
        .check_options =
            [](const BackendOptions& o) { nccl::cuda_graph_calls(o.flag("--cuda-graph")); },
-       .apply_choices = nccl::apply_run_choices,
+       .check_choices = nccl::check_run_choices,
        .version_lines =
            [](const BackendOptions& o) { return nccl::version_lines(o.flag("--nccl-lib")); },
+       .gpu = true,
+       .library_name = "NCCL",
+       .roof = RoofModel::GpuLinks,
        .tuning_files = {{"--emit-nccl-tuner",
                          "write an NCCL tuner-plugin configuration (CSV) for the nccl results",
                          nccl::nccl_tuner_file}},
@@ -86,7 +101,8 @@ const std::vector<BackendEntry>& backend_registry() {
                   true},
                  {"--cuda-graph",
                   "N: capture N calls of each case in a CUDA graph and time its launches "
-                  "(time_us stays per call), as PyTorch with CUDA graphs runs them"}}},
+                  "(time_us stays per call), as PyTorch with CUDA graphs runs them"}},
+       .peer_messages = nccl::peer_messages()},
   };
   return kEntries;
 }
@@ -94,6 +110,13 @@ const std::vector<BackendEntry>& backend_registry() {
 const BackendEntry* local_control_backend() {
   for (const auto& e : backend_registry()) {
     if (e.local_control) return &e;
+  }
+  return nullptr;
+}
+
+const BackendEntry* launcher_control_backend() {
+  for (const auto& e : backend_registry()) {
+    if (e.launcher_control) return &e;
   }
   return nullptr;
 }
@@ -111,53 +134,84 @@ std::string backend_names() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-BackendChoice choose_default_backends(const DefaultFacts& f) {
+namespace {
+
+std::string joined(const std::vector<std::string>& v, const char* sep) {
+  return fmt::format("{}", fmt::join(v, sep));
+}
+
+// With a GPU backend that runs here: it, and beside it each CPU backend whose library moves GPU
+// memory itself.
+BackendChoice with_gpu(const BackendFacts& gpu, const DefaultFacts& f) {
   BackendChoice c;
-  if (f.nccl_unavailable.empty()) {
-    c.names = {"nccl"};
-    c.why = "a GPU is visible and NCCL loads";
-    if (!f.mpi_can_start) {
-      c.why += "; ranks started without an MPI launcher cannot run mpi";
-    } else if (f.mpi_cuda_aware) {
-      c.names.push_back("mpi");
+  c.names = {gpu.name};
+  c.why = fmt::format("a GPU is visible and {} loads", gpu.library_name);
+  for (const auto& b : f.backends) {
+    if (b.gpu || !b.device_capable) continue;
+    if (b.needs_mpi_launcher && !f.mpi_can_start) {
+      c.why += fmt::format("; ranks started without an MPI launcher cannot run {}", b.name);
+    } else if (b.device.supported) {
+      c.names.push_back(b.name);
       c.device_memory = true;
-      c.why += fmt::format(
-          ", and the MPI moves GPU memory itself ({}), so mpi beside it on device "
-          "memory",
-          f.mpi_cuda_how);
-    } else if (!f.mpi_cuda_how.empty()) {
-      c.why += fmt::format("; mpi not beside it: the MPI is not CUDA-aware ({})", f.mpi_cuda_how);
+      c.why += fmt::format(", and {} moves GPU memory itself ({}), so {} beside it on device memory",
+                           b.library_name, b.device.how, b.name);
+    } else if (!b.device.how.empty()) {
+      c.why += fmt::format("; {} not beside it: {} is not CUDA-aware ({})", b.name, b.library_name,
+                           b.device.how);
     }
-    return c;
   }
-  for (const auto& name : f.cpu_backends) {
-    if (name == "mpi" && !f.mpi_can_start) continue;
-    c.names.push_back(name);
+  return c;
+}
+
+}  // namespace
+
+BackendChoice choose_default_backends(const DefaultFacts& f) {
+  for (const auto& b : f.backends) {
+    if (b.gpu && b.unavailable.empty()) return with_gpu(b, f);
   }
-  if (c.names.empty()) c.names.push_back("mpi");
-  c.why = fmt::format("no GPU backend here (nccl: {}), so every CPU backend side by side",
-                      f.nccl_unavailable);
-  if (!f.mpi_can_start) c.why = "ranks started without an MPI launcher run gloo only";
+  BackendChoice c;
+  std::vector<std::string> no_gpu;
+  for (const auto& b : f.backends) {
+    if (b.gpu) no_gpu.push_back(fmt::format("{}: {}", b.name, b.unavailable));
+    if (b.gpu || !b.unavailable.empty() || (b.needs_mpi_launcher && !f.mpi_can_start)) continue;
+    c.names.push_back(b.name);
+  }
+  // None can run: the first CPU backend, which then says why.
+  for (const auto& b : f.backends) {
+    if (c.names.empty() && !b.gpu) c.names.push_back(b.name);
+  }
+  c.why = fmt::format("no GPU backend here ({}), so every CPU backend side by side",
+                      no_gpu.empty() ? "none in this build" : joined(no_gpu, "; "));
+  if (!f.mpi_can_start) {
+    c.why = fmt::format("ranks started without an MPI launcher run {} only", joined(c.names, ", "));
+  }
   return c;
 }
 
 BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& options) {
   DefaultFacts f;
-  const BackendEntry* nccl = find_backend("nccl");
-  f.nccl_unavailable = nccl ? why_unavailable(*nccl, options) : std::string("not in this build");
-  for (const char* name : {"mpi", "gloo"}) {
-    const BackendEntry* e = find_backend(name);
-    if (e && why_unavailable(*e, options).empty()) f.cpu_backends.push_back(name);
-  }
   f.mpi_can_start = launch.kind != LaunchInfo::Kind::Local && launch.kind != LaunchInfo::Kind::Env;
+  bool gpu_runs = false;
+  for (const auto& e : backend_registry()) {
+    f.backends.push_back({e.name, e.gpu, e.library_name, why_unavailable(e, options),
+                          e.needs_mpi_launcher, static_cast<bool>(e.device_support), {}});
+    gpu_runs = gpu_runs || (e.gpu && f.backends.back().unavailable.empty());
+  }
   // Asked only on a GPU machine: the parent, before any rank exists, must not initialise MPI.
-  if (f.nccl_unavailable.empty() && f.mpi_can_start) {
-    mpi::CudaSupport s = launch.kind == LaunchInfo::Kind::Single ? mpi::cuda_support_before_launch()
-                                                                 : mpi::cuda_support();
-    f.mpi_cuda_aware = s.supported;
-    f.mpi_cuda_how = s.how;
+  for (auto& b : f.backends) {
+    if (gpu_runs && b.device_capable && (!b.needs_mpi_launcher || f.mpi_can_start)) {
+      b.device = find_backend(b.name)->device_support(launch);
+    }
   }
   return choose_default_backends(f);
+}
+
+bool runs_on_gpu(const std::vector<std::string>& backends) {
+  for (const auto& name : backends) {
+    const BackendEntry* e = find_backend(name);
+    if (e && e->gpu) return true;
+  }
+  return false;
 }
 
 std::string why_unavailable(const BackendEntry& entry, const BackendOptions& options) {
@@ -174,9 +228,9 @@ void check_backend_options(const BackendOptions& options) {
   }
 }
 
-void apply_run_choices(const RunChoices& choices, SweepOptions& sweep) {
+void check_run_choices(const RunChoices& choices) {
   for (const auto& e : backend_registry()) {
-    if (e.apply_choices) e.apply_choices(choices, sweep);
+    if (e.check_choices) e.check_choices(choices);
   }
 }
 

@@ -4,13 +4,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collectives/backend.hpp"
 #include "collectives/backends/backend_options.hpp"
+#include "collectives/backends/peer_messages.hpp"
 #include "collectives/backends/tuning.hpp"
-#include "collectives/engine/plan.hpp"
 #include "core/process_start.hpp"
 
 namespace cb {
@@ -23,14 +24,23 @@ struct BackendFlag {
   bool in_version = false;  // `version` offers it too (it chooses what version reports)
 };
 
-// What a run's flags chose, for each backend's own checks and defaults before anything runs.
+// What a run's flags chose, for each backend's own checks before anything runs.
 struct RunChoices {
   std::vector<std::string> backends;  // as resolved from -B
   MemoryKind memory = MemoryKind::Host;
-  bool memory_given = false;     // --memory
-  bool max_bytes_given = false;  // -e
-  int gpus = 1;                  // --gpus
+  bool memory_given = false;  // --memory
+  int gpus = 1;               // --gpus
 };
+
+// Whether a library moves GPU memory itself (a CUDA-aware MPI), and what it was asked and said.
+struct DeviceSupport {
+  bool supported = false;
+  std::string how;
+};
+
+// Which roof (report/roof) a backend's records are held against: the GPUs' own links and the
+// NICs with or without GPUDirect RDMA, or host memory; None: no model, the roof is unknown.
+enum class RoofModel { None, HostMemory, GpuLinks };
 
 struct BackendEntry {
   std::string name;
@@ -41,13 +51,24 @@ struct BackendEntry {
   std::function<std::unique_ptr<Backend>(const BackendOptions&)> create;
   // Checks of this backend's own options, when the flags are read (may be empty).
   std::function<void(const BackendOptions&)> check_options = {};
-  // Checks of the run's choices as far as they concern this backend, and its defaults for the
-  // sweep (may be empty). Called for every registered backend, chosen or not.
-  std::function<void(const RunChoices&, SweepOptions&)> apply_choices = {};
+  // Checks of the run's choices as far as they concern this backend (may be empty). Called for
+  // every registered backend, chosen or not.
+  std::function<void(const RunChoices&)> check_choices = {};
   // Lines this backend adds to `commbench version` (may be empty).
   std::function<std::vector<std::string>(const BackendOptions&)> version_lines = {};
   // Its ranks must be started by the MPI launcher (the local launcher cannot start them).
   bool needs_mpi_launcher = false;
+  // Its buffers live on the GPU (device memory unless --memory says otherwise, -e 1 GiB). Without
+  // -B, a GPU backend that can run here runs alone, or with the CPU backends whose device_support
+  // says they move GPU memory themselves; else every CPU backend runs (default_backends).
+  bool gpu = false;
+  // Its library as the default's reason names it: "NCCL", "the MPI".
+  std::string library_name = {};
+  // A CPU backend's answer to whether its library moves GPU memory itself, asked only where a GPU
+  // backend runs; before any rank exists (`launch` Single) without initialising the library.
+  std::function<DeviceSupport(const LaunchInfo& launch)> device_support = {};
+  // The roof its records are held against.
+  RoofModel roof = RoofModel::None;
   // Files it can write from `tune` advice (--emit-...).
   std::vector<TuningFile> tuning_files = {};
   // Flags of its own, read back through BackendOptions::flag.
@@ -62,20 +83,30 @@ struct BackendEntry {
   std::function<std::unique_ptr<Control>(Control& rendezvous, const std::string& address,
                                          double timeout_seconds)>
       rendezvous_control = {};
+  // The control channel for ranks an MPI launcher started (mpirun, srun): at most one backend
+  // offers it; without one, a run under an MPI launcher cannot start.
+  std::function<std::unique_ptr<Control>()> launcher_control = {};
+  // Messages between two ranks on its own transport (probe links --transport NAME); absent where
+  // this build has none.
+  std::optional<PeerMessagesOffer> peer_messages = {};
 };
 
 // The registered backend offering local_control, or null.
 const BackendEntry* local_control_backend();
+// The registered backend offering launcher_control, or null.
+const BackendEntry* launcher_control_backend();
 
 // unavailable_reason for listing and for choosing defaults, where a backend nobody asked for must
 // not stop the command: a usage error (a COMMBENCH_NCCL_LIB that is not a library) becomes the
 // reason instead.
 std::string why_unavailable(const BackendEntry& entry, const BackendOptions& options);
 
-// What runs without -B, and why (for the run's header): with a usable GPU, nccl, plus mpi on
-// device memory where the MPI moves GPU memory itself; without one, every CPU backend side by
-// side (mpi, which re-executes under the MPI launcher when none started this process, and gloo).
-// Ranks of the local launcher or of an env:// launcher can only run gloo (or nccl).
+// What runs without -B, and why (for the run's header), from the entries' facts: with a GPU
+// backend that can run here (nccl), that one, plus each CPU backend on device memory whose
+// library moves GPU memory itself (a CUDA-aware MPI); without one, every CPU backend side by side
+// (mpi, which re-executes under the MPI launcher when none started this process, and gloo).
+// Ranks of the local launcher or of an env:// launcher run no backend that needs the MPI
+// launcher.
 struct BackendChoice {
   std::vector<std::string> names;
   std::string why;
@@ -83,26 +114,34 @@ struct BackendChoice {
 };
 BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& options);
 
-// The facts the default depends on, gathered by default_backends, so that the rule itself can be
-// tested on any machine.
+// The facts the default depends on, one per registered backend in registry order, gathered by
+// default_backends, so that the rule itself can be tested on any machine.
+struct BackendFacts {
+  std::string name;
+  bool gpu = false;
+  std::string library_name;
+  std::string unavailable;  // empty: it can run here
+  bool needs_mpi_launcher = false;
+  bool device_capable = false;  // it has device_support
+  DeviceSupport device;         // asked only where a GPU backend runs and this one can start
+};
 struct DefaultFacts {
-  std::string nccl_unavailable;           // empty: a GPU is visible and NCCL loads
-  std::vector<std::string> cpu_backends;  // CPU backends that can run here, registry order
-  bool mpi_can_start = true;              // not a rank of the local launcher
-  bool mpi_cuda_aware = false;            // asked only when nccl can run and mpi can start
-  std::string mpi_cuda_how;               // what was asked and what it answered
+  std::vector<BackendFacts> backends;
+  bool mpi_can_start = true;  // not a rank of the local launcher or of an env:// launcher
 };
 BackendChoice choose_default_backends(const DefaultFacts& facts);
+// Whether any of `backends` keeps its buffers on the GPU (BackendEntry::gpu).
+bool runs_on_gpu(const std::vector<std::string>& backends);
 
 const std::vector<BackendEntry>& backend_registry();
 const BackendEntry* find_backend(const std::string& name);
 std::string backend_names();  // "mpi, gloo, nccl" as built
 
-// Every registered backend's check_options / apply_choices / version_lines, in registry order.
+// Every registered backend's check_options / check_choices / version_lines, in registry order.
 void check_backend_options(const BackendOptions& options);
 // Every backend's tuning_files, in registry order.
 const std::vector<TuningFile>& tuning_files();
-void apply_run_choices(const RunChoices& choices, SweepOptions& sweep);
+void check_run_choices(const RunChoices& choices);
 std::vector<std::string> backend_version_lines(const BackendOptions& options);
 
 // The backends -B named (`requested`, duplicates dropped; usage error on unknown names or an

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "collectives/backends/registry.hpp"
 #include "common/median.hpp"
 #include "common/units.hpp"
 
@@ -237,14 +238,16 @@ Roof roof_for(const ResultRecord& r, const json& topology) {
   if (r.nranks < 2) return unknown("one rank moves no data");
   const int nnodes = std::max(1, r.nnodes);
   const int local = (r.nranks + nnodes - 1) / nnodes;
-  const bool gpu = r.backend == "nccl";
+  const BackendEntry* backend = find_backend(r.backend);
+  const RoofModel model = backend ? backend->roof : RoofModel::None;
+  const bool gpu = model == RoofModel::GpuLinks;
   if (gpu && nnodes == 2 && r.collective == "allreduce" && tree_family(r.algorithm)) {
     return unknown(fmt::format(
         "the network is not measured by {} at 2 nodes (busbw can exceed what the NICs carry); "
         "use ring",
         r.algorithm));
   }
-  if (!gpu && r.backend != "mpi" && r.backend != "gloo") {
+  if (model == RoofModel::None) {
     return unknown(fmt::format("no model for backend {}", r.backend));
   }
   Roof worst;

@@ -1,7 +1,8 @@
 // The expected-performance model: for a result record, the ceiling on its busbw (the roof) from
 // the hardware facts `run` recorded for each host (meta.topology.roof_facts, written by
 // probes/roof_facts.cpp), the efficiency busbw / roof where bandwidth dominates, and the
-// judgement of a collective on its large-message efficiency. Reads records and meta only.
+// judgement of a collective on its large-message efficiency. Reads records and meta, and from the
+// backend registry which model fits a backend's records (BackendEntry::roof).
 #pragma once
 
 #include <nlohmann/json.hpp>

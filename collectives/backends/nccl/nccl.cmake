@@ -27,6 +27,7 @@ if(COMMBENCH_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/event_timer.cpp
     ${CMAKE_CURRENT_LIST_DIR}/nccl_backend.cpp
     ${CMAKE_CURRENT_LIST_DIR}/nccl_comm.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/nccl_peer_messages.cpp
   )
   # The kernels need nothing newer than C++17, which every nvcc this CMake knows accepts.
   add_library(cb_cuda_kernels STATIC ${CMAKE_CURRENT_LIST_DIR}/validation_kernels.cu)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ namespace cb::nccl {
 // the library the user named (--nccl-lib, COMMBENCH_NCCL_LIB) cannot be used.
 std::string unavailable_reason(const BackendOptions& options);
 std::unique_ptr<Backend> make_backend(const BackendOptions& options);
+// Send/recv between the ranks' GPUs over NCCL's IB transport (probe links' NCCL passes); absent
+// without CUDA.
+std::optional<PeerMessagesOffer> peer_messages();
 
 // For `commbench version`: "NCCL: 2.28.9 (/path/libnccl.so.2)" or why it does not load, and
 // "CUDA: ..." (runtime, driver, devices).

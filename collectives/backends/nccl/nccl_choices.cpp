@@ -6,16 +6,13 @@
 
 namespace cb::nccl {
 
-void apply_run_choices(const RunChoices& c, SweepOptions& sweep) {
+void check_run_choices(const RunChoices& c) {
   const bool nccl = std::find(c.backends.begin(), c.backends.end(), "nccl") != c.backends.end();
   if (nccl && c.memory == MemoryKind::Host && c.memory_given) {
     usage_error("the nccl backend needs --memory device (its buffers live on the GPU)");
   }
   if (c.gpus > 1 && (!nccl || c.backends.size() > 1)) {
     usage_error("--gpus {} applies to the nccl backend only: use -B nccl", c.gpus);
-  }
-  if (nccl && !c.memory_given && !c.max_bytes_given) {
-    sweep.max_bytes = std::max<std::uint64_t>(1ULL << 30, sweep.min_bytes);
   }
 }
 

@@ -1,12 +1,11 @@
-// The run's choices as they concern the NCCL backend: --memory device is required, --gpus applies
-// to it alone, and its device memory makes -e default to 1 GiB.
+// The run's choices as they concern the NCCL backend: --memory device is required, and --gpus
+// applies to it alone.
 #pragma once
 
-#include "collectives/engine/plan.hpp"
 #include "collectives/backends/registry.hpp"
 
 namespace cb::nccl {
 
-void apply_run_choices(const RunChoices& choices, SweepOptions& sweep);
+void check_run_choices(const RunChoices& choices);
 
 }  // namespace cb::nccl

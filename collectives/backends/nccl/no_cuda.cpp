@@ -47,6 +47,9 @@ std::string unavailable_reason(const BackendOptions& o) {
 std::unique_ptr<Backend> make_backend(const BackendOptions&) {
   runtime_error("backend nccl cannot run here: {}", kWithoutCuda);
 }
+std::optional<PeerMessagesOffer> peer_messages() {
+  return std::nullopt;
+}
 
 }  // namespace nccl
 
