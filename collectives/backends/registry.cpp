@@ -6,103 +6,24 @@
 #include <algorithm>
 #include <utility>
 
-#include "collectives/backends/mpi/mpi_backend.hpp"
-#include "collectives/backends/mpi/mpi_cuda_aware.hpp"
-#include "collectives/backends/mpi/mpi_runtime.hpp"
-#include "collectives/backends/mpi/mpi_tuning.hpp"
-#include "collectives/backends/nccl/nccl_backend.hpp"
-#include "collectives/backends/nccl/nccl_choices.hpp"
-#include "collectives/backends/nccl/nccl_policy.hpp"
-#include "collectives/backends/nccl/nccl_tuning.hpp"
+#include "collectives/backends/mpi/mpi_entry.hpp"
+#include "collectives/backends/nccl/nccl_entry.hpp"
 #include "common/error.hpp"
 #include "core/watchdog.hpp"
 #ifdef COMMBENCH_HAVE_GLOO
-#include "collectives/backends/gloo/gloo_backend.hpp"
-#include "collectives/backends/gloo/gloo_control.hpp"
-#include "collectives/backends/gloo/gloo_transport.hpp"
+#include "collectives/backends/gloo/gloo_entry.hpp"
 #endif
 
 namespace cb {
 
+// One line per backend; each backend's folder says the rest (NAME_entry.cpp).
 const std::vector<BackendEntry>& backend_registry() {
   static const std::vector<BackendEntry> kEntries = {
-      {.name = "mpi",
-       .description = "MPI collectives on host memory (device memory with a CUDA-aware MPI)",
-       .unavailable_reason =
-           [](const BackendOptions& o) {
-             // MPI_Init would make each rank a world of its own.
-             return o.launch.kind == LaunchInfo::Kind::Env
-                        ? std::string("an env:// launcher (torchrun, Kubernetes), not an MPI "
-                                      "launcher, started these ranks: use -B gloo (or nccl)")
-                        : std::string();
-           },
-       .create = [](const BackendOptions& o) { return mpi::make_backend(mpi::make_memory(o)); },
-       .version_lines = [](const BackendOptions&) { return mpi::version_lines(); },
-       .needs_mpi_launcher = true,
-       .library_name = "the MPI",
-       .device_support =
-           [](const LaunchInfo& launch) {
-             const mpi::CudaSupport s = launch.kind == LaunchInfo::Kind::Single
-                                            ? mpi::cuda_support_before_launch()
-                                            : mpi::cuda_support();
-             return DeviceSupport{s.supported, s.how};
-           },
-       .roof = RoofModel::HostMemory,
-       .tuning_files = {{"--emit-ompi-rules",
-                         "write an Open MPI coll/tuned dynamic rules file for the mpi results",
-                         mpi::ompi_rules_file}},
-       .launcher_control = mpi::make_control},
+      mpi_entry(),
 #ifdef COMMBENCH_HAVE_GLOO
-      {.name = "gloo",
-       .description = "Gloo collectives over TCP on host memory",
-       .unavailable_reason = [](const BackendOptions&) { return std::string(); },
-       .create = [](const BackendOptions& o) { return gloo_backend::make_backend(o); },
-       .check_options =
-           [](const BackendOptions& o) {
-             if (!o.flag("--gloo-iface").empty()) {
-               gloo_backend::check_interface(o.flag("--gloo-iface"));
-             }
-           },
-       .library_name = "Gloo",
-       .roof = RoofModel::HostMemory,
-       .flags = {{"--gloo-iface",
-                  "network interface for Gloo (default: loopback on one host, else the host "
-                  "name's address)"}},
-       .local_control =
-           [](const LaunchInfo& launch, double timeout_seconds) {
-             return gloo_backend::make_file_store_control(launch.store_dir, launch.rank,
-                                                          launch.size, timeout_seconds);
-           },
-       .rendezvous_control =
-           [](Control& rendezvous, const std::string& address, double timeout_seconds) {
-             return gloo_backend::make_rendezvous_control(rendezvous, address, timeout_seconds);
-           }},
+      gloo_entry(),
 #endif
-      // Built with or without CUDA; without, it reports that
-      // (collectives/backends/nccl/no_cuda.cpp).
-      {.name = "nccl",
-       .description = "NCCL collectives on GPU memory (libnccl loaded at run time)",
-       .unavailable_reason = nccl::unavailable_reason,
-       .create = nccl::make_backend,
-       .check_options =
-           [](const BackendOptions& o) { nccl::cuda_graph_calls(o.flag("--cuda-graph")); },
-       .check_choices = nccl::check_run_choices,
-       .version_lines =
-           [](const BackendOptions& o) { return nccl::version_lines(o.flag("--nccl-lib")); },
-       .gpu = true,
-       .library_name = "NCCL",
-       .roof = RoofModel::GpuLinks,
-       .tuning_files = {{"--emit-nccl-tuner",
-                         "write an NCCL tuner-plugin configuration (CSV) for the nccl results",
-                         nccl::nccl_tuner_file}},
-       .flags = {{"--nccl-lib",
-                  "libnccl to load (file or directory; default COMMBENCH_NCCL_LIB, then "
-                  "search)",
-                  true},
-                 {"--cuda-graph",
-                  "N: capture N calls of each case in a CUDA graph and time its launches "
-                  "(time_us stays per call), as PyTorch with CUDA graphs runs them"}},
-       .peer_messages = nccl::peer_messages()},
+      nccl_entry(),
   };
   return kEntries;
 }

@@ -36,6 +36,7 @@ if(COMMBENCH_GLOO AND Gloo_FOUND AND TARGET gloo)
     ${CMAKE_CURRENT_LIST_DIR}/gloo_algorithms.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gloo_backend.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gloo_control.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/gloo_entry.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gloo_errors.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gloo_ops.cpp
     ${CMAKE_CURRENT_LIST_DIR}/gloo_route.cpp

@@ -4,6 +4,7 @@ target_sources(cb_collectives PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mpi_algorithm_select.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_algorithm_table.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_backend.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/mpi_entry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_control.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_runtime.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mpi_tuning.cpp

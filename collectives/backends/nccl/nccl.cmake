@@ -11,6 +11,7 @@ target_sources(cb_collectives PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/nccl_policy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_algorithms.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_choices.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nccl_entry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_tuning.cpp

@@ -141,11 +141,10 @@ class NcclPeerMessages : public PeerMessages {
 }  // namespace
 
 std::optional<PeerMessagesOffer> peer_messages() {
-  return PeerMessagesOffer{
-      cuda::no_device_reason,
-      [](Control& control, int local_rank) -> std::unique_ptr<PeerMessages> {
-        return std::make_unique<NcclPeerMessages>(control, local_rank);
-      }};
+  return PeerMessagesOffer{cuda::no_device_reason,
+                           [](Control& control, int local_rank) -> std::unique_ptr<PeerMessages> {
+                             return std::make_unique<NcclPeerMessages>(control, local_rank);
+                           }};
 }
 
 }  // namespace cb::nccl

@@ -8,14 +8,21 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backends/nccl/nccl_tuning.hpp"
+#include "collectives/backends/registry.hpp"
 #include "report/tune/tune.hpp"
 #include "report/tune/tune_text.hpp"
 
 namespace cb {
-
-using nccl::nccl_tuner_file;
 namespace {
+
+// The nccl backend's tuner file, as `tune --emit-nccl-tuner` reaches it through the registry.
+std::string nccl_tuner_file(const std::vector<TuneRange>& ranges) {
+  for (const auto& f : tuning_files()) {
+    if (f.option == "--emit-nccl-tuner") return f.write(ranges);
+  }
+  ADD_FAILURE() << "no --emit-nccl-tuner in the registry";
+  return {};
+}
 
 ResultRecord rec(const std::string& algo, std::uint64_t bytes, double time_us, double cv = 0.01,
                  std::uint64_t iters = 1000, std::optional<std::uint64_t> wrong = 0) {

@@ -1,0 +1,10 @@
+// The mpi backend as the registry lists it (Open MPI or MPICH): its one line in registry.cpp.
+#pragma once
+
+#include "collectives/backends/registry.hpp"
+
+namespace cb {
+
+BackendEntry mpi_entry();
+
+}  // namespace cb
