@@ -17,6 +17,7 @@
 #include "common/schema.hpp"
 #include "common/units.hpp"
 #include "probes/topology.hpp"
+#include "report/check/check.hpp"
 #include "report/check/check_output.hpp"
 #include "report/format/report_format.hpp"
 #include "report/format/result_reader.hpp"
@@ -121,12 +122,12 @@ Spec spec_and_results(const CheckRequest& rq, bool expect_auto, std::vector<std:
 }
 
 // The report on stdout, and in --output and --junit when given.
-void write_reports(const CheckRequest& rq, const CheckReport& report, const OutputFormat& format,
-                   const OutputFormat* file_format) {
-  format.check(report, std::cout);
+void write_reports(const CheckRequest& rq, const CheckReport& report, const CheckWriter& format,
+                   const CheckWriter* file_format) {
+  format.write(report, std::cout);
   if (file_format) {
     std::ostringstream text;
-    file_format->check(report, text);
+    file_format->write(report, text);
     write_file_atomically(rq.output, text.str());
   }
   if (!rq.junit.empty()) {
@@ -151,10 +152,10 @@ void fail_on_errors(const CheckReport& report) {
 }  // namespace
 
 int check(const CheckRequest& rq) {
-  const OutputFormat& format = format_named(rq.format, Writes::Check);
-  const OutputFormat* file_format = nullptr;
+  const CheckWriter& format = kCheckFormats.named(rq.format);
+  const CheckWriter* file_format = nullptr;
   if (!rq.output.empty()) {
-    file_format = &format_for_path(rq.output, Writes::Check);
+    file_format = &kCheckFormats.for_path(rq.output);
     check_output_directory(rq.output);
   }
   if (!rq.junit.empty()) check_output_directory(rq.junit);

@@ -10,7 +10,7 @@
 #include "common/error.hpp"
 #include "common/output_path.hpp"
 #include "common/units.hpp"
-#include "report/format/report_format.hpp"
+#include "report/format/writers.hpp"
 #include "report/tune/tune_text.hpp"
 
 namespace cb {
@@ -98,8 +98,8 @@ TuneOptions check_tune_request(const TuneRequest& tq, const std::vector<std::str
 
 TuneText tune_text(const RunRequest& rq, const TuneRequest& tq) {
   // The table for people is the one format whose records tune shows its own way.
-  const OutputFormat* f = find_format_named(rq.format, Writes::Results);
-  const bool people = f && f->results == make_table_writer;
+  const RecordsWriter* f = kRecordsFormats.find_named(rq.format);
+  const bool people = f && f->make == make_table_writer;
   if (tq.side_by_side && !people) {
     usage_error("--side-by-side applies to --format table: '{}' holds every candidate already",
                 rq.format);

@@ -9,6 +9,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "report/compare/compare.hpp"
 #include "report/compare/compare_output.hpp"
 #include "report/format/report_format.hpp"
 #include "report/format/result_reader.hpp"
@@ -56,10 +57,10 @@ CompareOptions validate(const CompareRequest& rq) {
 
 int execute(const CompareRequest& rq) {
   CompareOptions options = validate(rq);
-  const OutputFormat& format = format_named(rq.format, Writes::Compare);
-  const OutputFormat* file_format = nullptr;
+  const CompareWriter& format = kCompareFormats.named(rq.format);
+  const CompareWriter* file_format = nullptr;
   if (!rq.output.empty()) {
-    file_format = &format_for_path(rq.output, Writes::Compare);
+    file_format = &kCompareFormats.for_path(rq.output);
     check_output_directory(rq.output);
   }
   std::vector<ResultFile> base;
@@ -73,14 +74,14 @@ int execute(const CompareRequest& rq) {
   require_complete(next, "compare");
   CompareReport report = compare_results(base, next, options);
 
-  format.compare(report, std::cout);
+  format.write(report, std::cout);
   if (format.records_only) {  // the verdict and warnings go to stderr
     std::cerr << "commbench: " << report.headline << "\n";
     for (const auto& w : report.warnings) std::cerr << "commbench: warning: " << w << "\n";
   }
   if (file_format) {
     std::ostringstream text;
-    file_format->compare(report, text);
+    file_format->write(report, text);
     write_file_atomically(rq.output, text.str());
   }
   if (report.outcome == CompareOutcome::Ok) return 0;

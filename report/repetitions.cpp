@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "report/compare/compare.hpp"
 #include "report/launch_statistics.hpp"
+#include "report/record_key.hpp"
 
 namespace cb {
 

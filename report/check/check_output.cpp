@@ -1,12 +1,12 @@
 #include "report/check/check_output.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <ostream>
 
 #include "common/text_table.hpp"
 #include "report/format/markdown.hpp"
-#include "report/format/report_format.hpp"
 
 namespace cb {
 

@@ -11,8 +11,8 @@
 
 #include "common/units.hpp"
 #include "report/check/check_rules.hpp"
-#include "report/compare/compare.hpp"
 #include "report/launch_statistics.hpp"
+#include "report/record_key.hpp"
 #include "report/repetitions.hpp"
 #include "report/roof/roof.hpp"
 

@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "report/check/check.hpp"
+#include "report/check/check_report.hpp"
+#include "report/check/check_spec.hpp"
 #include "report/check/topology_facts.hpp"
+#include "report/format/result_reader.hpp"
 #include "report/links/links_verdict.hpp"
 
 namespace cb {

@@ -6,11 +6,10 @@
 #include <cmath>
 #include <ostream>
 
+#include "common/csv.hpp"
 #include "common/text_table.hpp"
 #include "common/units.hpp"
 #include "report/format/markdown.hpp"
-#include "report/format/report_format.hpp"
-#include "report/format/writer.hpp"
 
 namespace cb {
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "common/units.hpp"
-#include "report/compare/compare.hpp"
+#include "report/compare/compare_report.hpp"
 #include "report/compare/compare_output.hpp"
 
 namespace cb {

@@ -1,6 +1,7 @@
 #include <ostream>
 
-#include "report/format/writer.hpp"
+#include "common/csv.hpp"
+#include "report/format/writers.hpp"
 
 namespace cb {
 

@@ -11,33 +11,65 @@ namespace cb {
 
 namespace {
 
-std::string render(const OutputFormat& format, const nlohmann::json& doc,
+void write_document_json(const nlohmann::json& doc, const std::function<void(std::ostream&)>&,
+                         std::ostream& out) {
+  out << doc.dump(2) << "\n";
+}
+
+void write_document_tables(const nlohmann::json&,
+                           const std::function<void(std::ostream&)>& print_tables,
+                           std::ostream& out) {
+  print_tables(out);
+}
+
+// topo's and probe's documents: the JSON, or the tables `print_tables` prints for people.
+struct DocumentWriter {
+  std::string_view format;
+  void (*write)(const nlohmann::json& doc, const std::function<void(std::ostream&)>& print_tables,
+                std::ostream& out);
+};
+
+// clang-format off
+constexpr DocumentWriter kDocumentWriters[] = {
+    {"table", write_document_tables},
+    {"json",  write_document_json},
+};
+// clang-format on
+constexpr FormatRows<DocumentWriter> kDocumentFormats{kDocumentWriters};
+
+std::string render(const DocumentWriter& writer, const nlohmann::json& doc,
                    const std::function<void(std::ostream&)>& print_tables) {
   std::ostringstream out;
-  format.document(doc, print_tables, out);
+  writer.write(doc, print_tables, out);
   return out.str();
 }
 
-const OutputFormat& file_format(const std::string& path) {
-  const OutputFormat* f = find_format_for_path(path, Writes::Document);
-  if (!f) {
+const DocumentWriter& file_format(const std::string& path) {
+  const DocumentWriter* w = kDocumentFormats.find_for_path(path);
+  if (!w) {
     std::string names;
-    for (const auto& ext : format_extensions(Writes::Document)) {
+    for (const auto& ext : kDocumentFormats.extensions()) {
       names += (names.empty() ? "a " : " or ") + ext;
     }
     usage_error("invalid --output '{}': expected {} file name", path, names);
   }
-  return *f;
+  return *w;
 }
 
-const OutputFormat& stdout_format(const std::string& name) {
-  if (const OutputFormat* f = find_format_named(name, Writes::Document)) return *f;
-  std::string names;
-  for (const auto& n : format_names(Writes::Document)) names += (names.empty() ? "" : " or ") + n;
-  usage_error("invalid --format '{}': expected {}", name, names);
+const DocumentWriter& stdout_format(const std::string& name) {
+  if (const DocumentWriter* w = kDocumentFormats.find_named(name)) return *w;
+  usage_error("invalid --format '{}': expected {}", name, listed(kDocumentFormats.names(), " or "));
 }
 
 }  // namespace
+
+std::vector<std::string> document_formats() {
+  return kDocumentFormats.names();
+}
+
+std::vector<std::string> document_extensions() {
+  return kDocumentFormats.extensions();
+}
 
 void check_document_output(const DocumentOutput& out) {
   stdout_format(out.format);

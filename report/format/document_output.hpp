@@ -6,6 +6,7 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace cb {
 
@@ -14,6 +15,9 @@ struct DocumentOutput {
   std::string output;  // .json, or .txt for the tables
 };
 
+// The formats a document is written in (--format), and their --output extensions.
+std::vector<std::string> document_formats();
+std::vector<std::string> document_extensions();
 // Validates both options before any work starts (a usage Error naming what is accepted).
 void check_document_output(const DocumentOutput& out);
 // Writes the document to stdout in --format and, atomically, to --output.

@@ -7,7 +7,7 @@
 #include <ostream>
 #include <thread>
 
-#include "report/format/writer.hpp"
+#include "report/format/writers.hpp"
 #include "report/launch_statistics.hpp"
 
 namespace cb {

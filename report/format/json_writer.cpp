@@ -1,6 +1,6 @@
 #include <ostream>
 
-#include "report/format/writer.hpp"
+#include "report/format/writers.hpp"
 
 namespace cb {
 

@@ -8,7 +8,7 @@
 #include "common/units.hpp"
 #include "report/format/markdown.hpp"
 #include "report/format/record_text.hpp"
-#include "report/format/writer.hpp"
+#include "report/format/writers.hpp"
 
 namespace cb {
 

@@ -1,95 +1,63 @@
 #include "report/format/report_format.hpp"
 
+#include <fmt/ranges.h>
+
 #include <filesystem>
-#include <nlohmann/json.hpp>
-#include <ostream>
 
 #include "common/error.hpp"
 #include "common/output_path.hpp"
 
 namespace cb {
 
-namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
-}  // namespace
-
-void write_document_json(const nlohmann::json& doc, const std::function<void(std::ostream&)>&,
-                         std::ostream& out) {
-  out << doc.dump(2) << "\n";
-}
-
-void write_document_tables(const nlohmann::json&,
-                           const std::function<void(std::ostream&)>& print_tables,
-                           std::ostream& out) {
-  print_tables(out);
-}
-
-bool writes(const OutputFormat& f, Writes what) {
-  switch (what) {
-    case Writes::Results:
-      return f.results != nullptr;
-    case Writes::Compare:
-      return f.compare != nullptr;
-    case Writes::Check:
-      return f.check != nullptr;
-    case Writes::Document:
-      return f.document != nullptr;
-  }
-  return false;
-}
-
-std::vector<std::string> format_names(Writes what) {
-  std::vector<std::string> out;
+const OutputFormat* find_output_format(std::string_view name) {
   for (const auto& f : kOutputFormats) {
-    if (writes(f, what)) out.emplace_back(f.name);
-  }
-  return out;
-}
-
-const OutputFormat* find_format_named(std::string_view name, Writes what) {
-  for (const auto& f : kOutputFormats) {
-    if (f.name == name && writes(f, what)) return &f;
+    if (f.name == name) return &f;
   }
   return nullptr;
 }
 
-const OutputFormat& format_named(std::string_view name, Writes what, std::string_view option) {
-  if (const OutputFormat* f = find_format_named(name, what)) return *f;
-  usage_error("unknown {} '{}': expected one of {}", option, name, join(format_names(what)));
+std::size_t format_index_named(const std::vector<std::string_view>& formats,
+                               std::string_view name) {
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    if (formats[i] == name) return i;
+  }
+  return std::string::npos;
 }
 
-const OutputFormat* find_format_for_path(const std::string& path, Writes what) {
+std::size_t format_index_for_path(const std::vector<std::string_view>& formats,
+                                  const std::string& path) {
   // Longest match first so ".gbench.json"-style compound extensions can win over ".json".
-  const OutputFormat* best = nullptr;
-  for (const auto& f : kOutputFormats) {
-    const auto& ext = f.extension;
-    if (writes(f, what) && path.size() > ext.size() &&
-        path.compare(path.size() - ext.size(), ext.size(), ext) == 0 &&
-        (!best || ext.size() > best->extension.size())) {
-      best = &f;
+  std::size_t best = std::string::npos, best_size = 0;
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    const std::string_view ext = find_output_format(formats[i])->extension;
+    if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0 &&
+        (best == std::string::npos || ext.size() > best_size)) {
+      best = i;
+      best_size = ext.size();
     }
   }
   return best;
 }
 
-std::vector<std::string> format_extensions(Writes what) {
+std::vector<std::string> extensions_of(const std::vector<std::string_view>& formats) {
   std::vector<std::string> out;
-  for (const auto& f : kOutputFormats) {
-    if (writes(f, what)) out.emplace_back(f.extension);
-  }
+  for (auto name : formats) out.emplace_back(find_output_format(name)->extension);
   return out;
 }
 
-const OutputFormat& format_for_path(const std::string& path, Writes what) {
-  if (const OutputFormat* f = find_format_for_path(path, what)) return *f;
+std::string listed(const std::vector<std::string>& items, std::string_view separator) {
+  return fmt::format("{}", fmt::join(items, separator));
+}
+
+void unknown_format(const std::vector<std::string_view>& formats, std::string_view name,
+                    std::string_view option) {
+  std::vector<std::string> names(formats.begin(), formats.end());
+  usage_error("unknown {} '{}': expected one of {}", option, name, listed(names));
+}
+
+void unknown_extension(const std::vector<std::string_view>& formats, const std::string& path) {
   usage_error("cannot tell the format of output '{}' from its extension: expected one of {}", path,
-              join(format_extensions(what)));
+              listed(extensions_of(formats)));
 }
 
 void check_output_directory(const std::string& path, bool streamed) {

@@ -11,7 +11,7 @@
 #include "common/text_table.hpp"
 #include "common/units.hpp"
 #include "report/format/record_text.hpp"
-#include "report/format/writer.hpp"
+#include "report/format/writers.hpp"
 #include "report/roof/roof.hpp"
 
 namespace cb {

@@ -155,8 +155,8 @@ class RoofWriter : public Writer {
 
 std::vector<std::string> stdout_formats() {
   std::vector<std::string> out;
-  for (const auto& f : kOutputFormats) {
-    if (writes(f, Writes::Results) && !f.streamed) out.emplace_back(f.name);
+  for (const auto& w : kRecordsWriters) {
+    if (!kRecordsFormats.format_of(w).streamed) out.emplace_back(w.format);
   }
   return out;
 }
@@ -164,39 +164,39 @@ std::vector<std::string> stdout_formats() {
 namespace {
 
 // The --format for a run's records; a usage Error naming the stdout formats otherwise.
-const OutputFormat& results_format(std::string_view format) {
-  if (const OutputFormat* f = find_format_named(format, Writes::Results)) return *f;
+const RecordsWriter& results_format(std::string_view format) {
+  if (const RecordsWriter* w = kRecordsFormats.find_named(format)) return *w;
   usage_error("unknown format '{}': expected one of {}", format, fmt::join(stdout_formats(), ", "));
 }
 
 }  // namespace
 
 std::unique_ptr<Writer> make_stream_writer(std::string_view format, std::ostream& out) {
-  return results_format(format).results(out);
+  return results_format(format).make(out);
 }
 
 std::unique_ptr<Writer> make_stdout_writer(std::string_view format) {
   return std::make_unique<RoofWriter>(std::make_unique<CheckedWriter>(
-      STDOUT_FILENO, "standard output", results_format(format).results));
+      STDOUT_FILENO, "standard output", results_format(format).make));
 }
 
 void check_output_path(const std::string& path) {
-  check_output_directory(path, format_for_path(path, Writes::Results).streamed);
+  check_output_directory(path, kRecordsFormats.format_of(kRecordsFormats.for_path(path)).streamed);
 }
 
 bool is_streamed_output(const std::string& path) {
-  const OutputFormat* f = find_format_for_path(path, Writes::Results);
-  return f && f->streamed;
+  const RecordsWriter* w = kRecordsFormats.find_for_path(path);
+  return w && kRecordsFormats.format_of(*w).streamed;
 }
 
 std::unique_ptr<Writer> make_file_writer(const std::string& path) {
   check_output_path(path);
-  const OutputFormat* f = &format_for_path(path, Writes::Results);
-  if (!f->streamed) {
-    return std::make_unique<RoofWriter>(std::make_unique<AtomicFileWriter>(path, f->results));
+  const RecordsWriter& w = kRecordsFormats.for_path(path);
+  if (!kRecordsFormats.format_of(w).streamed) {
+    return std::make_unique<RoofWriter>(std::make_unique<AtomicFileWriter>(path, w.make));
   }
   // JSONL streams to its final name from its first record, so a crash keeps the records written.
-  return std::make_unique<RoofWriter>(std::make_unique<CheckedWriter>(path, f->results));
+  return std::make_unique<RoofWriter>(std::make_unique<CheckedWriter>(path, w.make));
 }
 
 void mark_jsonl_incomplete(const std::string& path, int exit_code, const std::string& reason) {

@@ -1,5 +1,5 @@
-// Result writers. A format is a writer: it receives the run's meta once, then records as cases
-// finish, then finish() once. Writers never call a backend.
+// Choosing a run's record writer (writers.hpp) by --format name for stdout or by --output
+// extension for a file, and checking those choices before any work.
 #pragma once
 
 #include <iosfwd>
@@ -11,12 +11,9 @@
 #include "common/csv.hpp"
 #include "common/record.hpp"
 #include "common/record_writer.hpp"
+#include "report/format/writers.hpp"
 
 namespace cb {
-
-// The key of the last line of a .jsonl whose run failed after writing it: {"incomplete": true,
-// "exit_code": N, "reason": "..."} (docs/output.md).
-inline constexpr const char* kIncompleteKey = "incomplete";
 
 // Formats accepted by --format (stdout).
 std::vector<std::string> stdout_formats();
@@ -37,13 +34,5 @@ bool is_streamed_output(const std::string& path);
 // Appends the incomplete mark to a .jsonl that a failed run wrote part of (a line end first when
 // the last record was cut). Errors are ignored: the run's own exit code says it failed.
 void mark_jsonl_incomplete(const std::string& path, int exit_code, const std::string& reason);
-
-// Individual writers, exposed for tests and other subcommands.
-std::unique_ptr<Writer> make_csv_writer(std::ostream& out);
-std::unique_ptr<Writer> make_json_writer(std::ostream& out);
-std::unique_ptr<Writer> make_jsonl_writer(std::ostream& out);
-std::unique_ptr<Writer> make_table_writer(std::ostream& out);
-std::unique_ptr<Writer> make_markdown_writer(std::ostream& out);
-std::unique_ptr<Writer> make_gbench_writer(std::ostream& out);  // Google Benchmark JSON
 
 }  // namespace cb

@@ -10,7 +10,7 @@
 #include "common/invocation.hpp"
 #include "common/text_table.hpp"
 #include "common/units.hpp"
-#include "report/compare/compare.hpp"
+#include "report/record_key.hpp"
 #include "report/repetitions.hpp"
 
 namespace cb {

@@ -6,7 +6,6 @@
 #include "common/error.hpp"
 #include "report/check/check.hpp"
 #include "report/check/check_output.hpp"
-#include "report/format/report_format.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {
@@ -230,9 +229,9 @@ TEST(CheckOutput, TableJsonAndMarkdown) {
   CheckReport r =
       check("[[results]]\ncollective = \"allreduce\"\nmin_busbw_GBps = 5\n", {"base.json"});
   std::ostringstream table, json, md;
-  format_named("table", Writes::Check).check(r, table);
-  format_named("json", Writes::Check).check(r, json);
-  format_named("md", Writes::Check).check(r, md);
+  kCheckFormats.named("table").write(r, table);
+  kCheckFormats.named("json").write(r, json);
+  kCheckFormats.named("md").write(r, md);
   EXPECT_NE(table.str().find("FAIL    error"), std::string::npos) << table.str();
   EXPECT_NE(table.str().find("# 0 passed, 1 failed, 0 warnings"), std::string::npos);
   auto doc = nlohmann::json::parse(json.str());
@@ -240,7 +239,7 @@ TEST(CheckOutput, TableJsonAndMarkdown) {
   EXPECT_EQ(doc["requirements"][0]["status"], "fail");
   EXPECT_EQ(doc["summary"]["ok"], false);
   EXPECT_NE(md.str().find("**1 failed**"), std::string::npos);
-  EXPECT_THROW(format_named("csv", Writes::Check), Error);
+  EXPECT_THROW(kCheckFormats.named("csv"), Error);
 }
 
 // The check's rules read the topology once, into types: labels, links and the upstream port's

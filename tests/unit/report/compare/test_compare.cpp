@@ -7,7 +7,6 @@
 #include "common/error.hpp"
 #include "report/compare/compare.hpp"
 #include "report/compare/compare_output.hpp"
-#include "report/format/report_format.hpp"
 #include "report_fixtures.hpp"
 
 namespace cb {
@@ -219,7 +218,7 @@ TEST(Compare, WrongElementsOnTheNewSideMakeTheVerdictInvalidEvenOverARegression)
             "INVALID new.jsonl: allreduce mpi/default float sum out 2 ranks 1 KiB has 3 wrong "
             "elements (and 1 more record with wrong elements): validation failed, not compared");
   std::ostringstream out;
-  format_named("json", Writes::Compare).compare(r, out);
+  kCompareFormats.named("json").write(r, out);
   auto doc = nlohmann::json::parse(out.str());
   EXPECT_EQ(doc["verdict"]["outcome"], "invalid");
   EXPECT_EQ(doc["summary"]["failed"], true);
@@ -227,7 +226,7 @@ TEST(Compare, WrongElementsOnTheNewSideMakeTheVerdictInvalidEvenOverARegression)
 
 TEST(CompareOutput, MarkdownLeadsWithTheVerdictAndFoldsUnchangedRows) {
   std::ostringstream md;
-  format_named("md", Writes::Compare).compare(fixtures("base.json", "new-regressed.json"), md);
+  kCompareFormats.named("md").write(fixtures("base.json", "new-regressed.json"), md);
   std::string s = md.str();
   EXPECT_EQ(s.rfind("### REGRESSION allreduce 8 B\u20131 MiB ", 0), 0u) << s;
   EXPECT_NE(s.find("<details><summary>2 unchanged</summary>"), std::string::npos);
@@ -238,7 +237,7 @@ TEST(CompareOutput, MarkdownLeadsWithTheVerdictAndFoldsUnchangedRows) {
 
 TEST(CompareOutput, CsvHasOneRowPerComparisonAndOneSidedRecords) {
   std::ostringstream csv;
-  format_named("csv", Writes::Compare).compare(fixtures("base.json", "new-regressed.json"), csv);
+  kCompareFormats.named("csv").write(fixtures("base.json", "new-regressed.json"), csv);
   std::istringstream in(csv.str());
   std::string line;
   std::vector<std::string> lines;
@@ -252,7 +251,7 @@ TEST(CompareOutput, CsvHasOneRowPerComparisonAndOneSidedRecords) {
 
 TEST(CompareOutput, JsonCarriesSchemaSummaryAndRows) {
   std::ostringstream out;
-  format_named("json", Writes::Compare).compare(fixtures("base.json", "new-regressed.json"), out);
+  kCompareFormats.named("json").write(fixtures("base.json", "new-regressed.json"), out);
   auto doc = nlohmann::json::parse(out.str());
   EXPECT_EQ(doc["schema"], "commbench/compare/v1");
   EXPECT_EQ(doc["summary"]["regressions"], 2);
@@ -264,8 +263,8 @@ TEST(CompareOutput, JsonCarriesSchemaSummaryAndRows) {
 
 TEST(CompareOutput, UnknownFormatIsAUsageError) {
   std::ostringstream out;
-  EXPECT_THROW(format_named("html", Writes::Compare), Error);
-  EXPECT_THROW(format_named("jsonl", Writes::Compare), Error);
+  EXPECT_THROW(kCompareFormats.named("html"), Error);
+  EXPECT_THROW(kCompareFormats.named("jsonl"), Error);
 }
 
 }  // namespace

@@ -10,6 +10,9 @@
 #include "common/atomic_file.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "report/check/check_output.hpp"
+#include "report/compare/compare_output.hpp"
+#include "report/format/document_output.hpp"
 #include "report/format/report_format.hpp"
 #include "report/format/writer.hpp"
 #include "temp_dir.hpp"
@@ -389,22 +392,23 @@ TEST(SteeringEnvironment, KeepsSteeringVariablesAndDropsSecrets) {
   EXPECT_FALSE(env.contains("CB_NOT_STEERING"));
 }
 
-// The one table of formats: each subcommand is offered exactly the formats with a writer for what
-// it writes, and an --output path picks its format by the longest extension among those.
+// The one table of formats: each subcommand is offered exactly the formats its writers' table
+// has a row for, and an --output path picks its format by the longest extension among those.
 TEST(FormatTable, EachSubcommandGetsTheFormatsThatCanWriteIt) {
   using V = std::vector<std::string>;
-  EXPECT_EQ(format_names(Writes::Results), (V{"table", "csv", "json", "jsonl", "md", "gbench"}));
+  EXPECT_EQ(kRecordsFormats.names(), (V{"table", "csv", "json", "jsonl", "md", "gbench"}));
   EXPECT_EQ(stdout_formats(), (V{"table", "csv", "json", "md", "gbench"}));  // jsonl: files only
-  EXPECT_EQ(format_names(Writes::Compare), (V{"table", "csv", "json", "md"}));
-  EXPECT_EQ(format_names(Writes::Check), (V{"table", "json", "md"}));
-  EXPECT_EQ(format_names(Writes::Document), (V{"table", "json"}));
-  EXPECT_EQ(format_for_path("r.gbench.json", Writes::Results).name, "gbench");
-  EXPECT_EQ(format_for_path("r.gbench.json", Writes::Compare).name, "json");
-  EXPECT_TRUE(format_for_path("r.jsonl", Writes::Results).streamed);
-  EXPECT_TRUE(format_named("csv", Writes::Compare).records_only);
-  EXPECT_THROW(format_for_path("r.csv", Writes::Check), Error);
-  EXPECT_THROW(format_named("jsonl", Writes::Compare), Error);
-  EXPECT_EQ(find_format_for_path("r.yaml", Writes::Results), nullptr);
+  EXPECT_EQ(kCompareFormats.names(), (V{"table", "csv", "json", "md"}));
+  EXPECT_EQ(kCheckFormats.names(), (V{"table", "json", "md"}));
+  EXPECT_EQ(document_formats(), (V{"table", "json"}));
+  EXPECT_EQ(document_extensions(), (V{".txt", ".json"}));
+  EXPECT_EQ(kRecordsFormats.for_path("r.gbench.json").format, "gbench");
+  EXPECT_EQ(kCompareFormats.for_path("r.gbench.json").format, "json");
+  EXPECT_TRUE(is_streamed_output("r.jsonl"));
+  EXPECT_TRUE(kCompareFormats.named("csv").records_only);
+  EXPECT_THROW(kCheckFormats.for_path("r.csv"), Error);
+  EXPECT_THROW(kCompareFormats.named("jsonl"), Error);
+  EXPECT_EQ(kRecordsFormats.find_for_path("r.yaml"), nullptr);
 }
 
 // A launcher prefix passes secrets to the ranks in the command line that every output records.
