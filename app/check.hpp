@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "app/flags.hpp"
+
 namespace cb {
 
 struct CheckRequest {
@@ -19,6 +21,8 @@ struct CheckRequest {
   std::string expect;          // "auto": judge efficiency against the hardware's roof
   std::string min_efficiency;  // with --expect auto
 };
+
+const Flags<CheckRequest>& check_flags();
 
 // Reads, judges and reports; throws a usage Error (exit 2) on bad input before judging, and a
 // Regression Error (exit 5) naming the first failed requirement.

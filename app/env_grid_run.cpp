@@ -16,7 +16,6 @@
 #include <sstream>
 
 #include "app/job_sweep.hpp"
-#include "app/run.hpp"
 #include "app/tune.hpp"
 #include "collectives/catalogue/names.hpp"
 #include "common/atomic_file.hpp"
@@ -32,11 +31,11 @@ namespace cb {
 namespace {
 
 // The grid's combinations, the baseline (the environment as it is) first.
-std::vector<EnvCombination> grid_combinations(const TuneRequest& tq) {
+std::vector<EnvCombination> grid_combinations(const TunePlan& tp) {
   std::vector<EnvAxis> axes;
-  for (const auto& e : tq.env) axes.push_back(parse_env_axis(e));
-  if (!tq.env_grid.empty()) {
-    for (auto& a : read_env_grid(tq.env_grid)) axes.push_back(std::move(a));
+  for (const auto& e : tp.env) axes.push_back(parse_env_axis(e));
+  if (!tp.env_grid.empty()) {
+    for (auto& a : read_env_grid(tp.env_grid)) axes.push_back(std::move(a));
   }
   std::vector<EnvCombination> combinations = {{}};
   for (auto& c : env_combinations(axes)) combinations.push_back(std::move(c));
@@ -126,14 +125,13 @@ std::vector<std::string> unmeasured(const std::vector<EnvCombination>& grid, con
 // The advice over the results, --emit-env (marked when the sweep was cut) and the backends'
 // tuning files from the baseline.
 void advise(const std::vector<ResultRecord>& results, const std::vector<EnvCombination>& grid,
-            const TuneRequest& tq, const TuneOptions& options, const GridState& st,
-            const TuneText& text) {
-  if (text.candidates) print_candidates(results, kShownCandidates, std::cout);
+            const TunePlan& tp, const GridState& st) {
+  if (tp.text.candidates) print_candidates(results, kShownCandidates, std::cout);
   std::ostringstream advice;
-  EnvChoice best = advise_env(results, st.controls, options, advice);
+  EnvChoice best = advise_env(results, st.controls, tp.options, advice);
   for (const auto& f : st.failures) advice << "# failed: " << f << "\n";
-  print_tune_text(text, advice.str());
-  if (!tq.emit_env.empty()) {
+  print_tune_text(tp.text, advice.str());
+  if (!tp.emit_env.empty()) {
     EnvCombination chosen;
     for (const auto& c : grid) {
       if (env_label(c) == best.label) chosen = c;
@@ -142,39 +140,36 @@ void advise(const std::vector<ResultRecord>& results, const std::vector<EnvCombi
                                 ? fmt::format("interrupted by signal {} ({})", st.interrupted,
                                               ::strsignal(st.interrupted))
                                 : std::string();
-    write_file_atomically(tq.emit_env,
-                          emit_env_text(best, chosen, cut, unmeasured(grid, st, round_count(tq))));
+    write_file_atomically(tp.emit_env,
+                          emit_env_text(best, chosen, cut, unmeasured(grid, st, tp.rounds)));
   }
   std::vector<ResultRecord> baseline;
   for (const auto& r : results) {
     if (r.env.empty()) baseline.push_back(r);
   }
-  write_tuning_files(tq, recommend(baseline, options));
+  write_tuning_files(tp.emit, recommend(baseline, tp.options));
 }
 
-// What shapes the sweep's measurements, as far as its request says before any rank runs.
-std::vector<SweepDimension> sweep_dimensions(const RunRequest& rq) {
-  const RunSettings settings = run_settings(rq);
-  const SweepOptions& o = settings.sweep;
+// What shapes the sweep's measurements, as far as its plan says before any rank runs.
+std::vector<SweepDimension> sweep_dimensions(const RunPlan& plan) {
+  const SweepOptions& o = plan.sweep;
   auto names = [](const auto& values) {
     std::vector<std::string> out;
     for (const auto& v : values) out.emplace_back(name(v));
     return out;
   };
+  const bool every_collective = o.collectives.size() == all_collectives().size();
   std::vector<SweepDimension> d;
-  d.push_back({"backends",
-               [](const ResultRecord& r) { return r.backend; },
-               rq.backends.empty() ? std::vector<std::string>{} : split_list(rq.backends),
-               {}});
-  const bool ranks_known = rq.launch.empty() || !rq.nranks.empty();
+  d.push_back({"backends", [](const ResultRecord& r) { return r.backend; }, plan.backends, {}});
+  const bool ranks_known = plan.launch.empty() || plan.nranks;
   d.push_back({"ranks",
                [](const ResultRecord& r) { return std::to_string(r.nranks); },
-               ranks_known ? std::vector<std::string>{std::to_string(wanted_ranks(rq, settings))}
+               ranks_known ? std::vector<std::string>{std::to_string(wanted_ranks(plan))}
                            : std::vector<std::string>{},
                {}});
   d.push_back({"collectives",
                [](const ResultRecord& r) { return r.collective; },
-               rq.collectives == "all" ? std::vector<std::string>{} : names(o.collectives),
+               every_collective ? std::vector<std::string>{} : names(o.collectives),
                {}});
   const bool every_algorithm =
       std::find(o.algorithms.begin(), o.algorithms.end(), "all") != o.algorithms.end();
@@ -220,16 +215,16 @@ std::vector<SweepDimension> sweep_dimensions(const RunRequest& rq) {
 
 // --resume: the earlier sweep's records by combination; a usage Error when they were measured
 // by another sweep (other collectives, ranks, sizes, ...), which this one would not measure again.
-std::map<std::string, std::vector<ResultRecord>> resumed_records(const RunRequest& rq,
-                                                                 const TuneRequest& tq) {
+std::map<std::string, std::vector<ResultRecord>> resumed_records(const RunPlan& plan,
+                                                                 const TunePlan& tp) {
   std::map<std::string, std::vector<ResultRecord>> resumed;
-  if (tq.resume.empty()) return resumed;
-  std::vector<ResultRecord> records = read_result_file(tq.resume).records;
-  if (std::string why = sweep_difference(records, sweep_dimensions(rq)); !why.empty()) {
+  if (tp.resume.empty()) return resumed;
+  std::vector<ResultRecord> records = read_result_file(tp.resume).records;
+  if (std::string why = sweep_difference(records, sweep_dimensions(plan)); !why.empty()) {
     usage_error(
         "--resume {} holds another sweep's results ({}): resume with the options that "
         "sweep used, or start without --resume",
-        tq.resume, why);
+        tp.resume, why);
   }
   for (auto& r : records) resumed[r.env].push_back(std::move(r));
   return resumed;
@@ -237,17 +232,14 @@ std::map<std::string, std::vector<ResultRecord>> resumed_records(const RunReques
 
 }  // namespace
 
-int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions& options,
-                  const TuneText& text) {
-  check_run_request(rq);
-  const int repeats = repeat_count(rq);
-  const int rounds = round_count(tq);
-  check_job_launch(rq, "--env");
-  const std::vector<EnvCombination> grid = grid_combinations(tq);
+int tune_env_grid(const RunPlan& plan, const TunePlan& tp) {
+  const int repeats = plan.repeat;
+  const int rounds = tp.rounds;
+  const std::vector<EnvCombination> grid = grid_combinations(tp);
   // --resume: combinations an earlier sweep finished (their records are streamed only then).
-  const auto resumed = resumed_records(rq, tq);
+  const auto resumed = resumed_records(plan, tp);
 
-  JobSweep sweep(rq, "launches", rounds * repeats);
+  JobSweep sweep(plan, "launches", rounds * repeats);
   GridState st;
   const int m = static_cast<int>(grid.size());
   st.out.assign(grid.size(), false);
@@ -263,7 +255,7 @@ int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions
   run_rounds(sweep, grid, rounds, repeats, st);
   if (st.skipped > 0) {
     std::cerr << fmt::format("commbench: note: {} of {} combinations already complete in {}\n",
-                             st.skipped, m, tq.resume);
+                             st.skipped, m, tp.resume);
   }
   // The summaries' environment is the baseline's: the environment as it is.
   auto results = sweep.finish(!st.interrupted, [&](RunMeta& meta) {
@@ -271,12 +263,12 @@ int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions
     meta.environment_mismatch.clear();
     meta.env_failures = st.failures;
   });
-  if (!results.empty()) advise(results, grid, tq, options, st, text);
+  if (!results.empty()) advise(results, grid, tp, st);
   if (st.interrupted) {
     runtime_error(
         "interrupted by signal {} ({}); {} of {} combinations finished and were written{}",
         st.interrupted, ::strsignal(st.interrupted), st.finished, m,
-        tq.resume.empty() && !sweep.streams() ? std::string()
+        tp.resume.empty() && !sweep.streams() ? std::string()
                                               : "; continue with --resume on the .jsonl output");
   }
   if (st.finished == 0) runtime_error("every combination failed (first: {})", st.failures.front());

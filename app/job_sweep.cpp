@@ -14,8 +14,6 @@
 
 #include "common/error.hpp"
 #include "common/invocation.hpp"
-#include "core/process_start.hpp"
-#include "launch/mpi_relaunch.hpp"
 #include "report/format/result_reader.hpp"
 #include "report/repetitions.hpp"
 
@@ -35,10 +33,11 @@ void print_diagnostics(const JobOutcome& job, std::set<std::string>& said) {
   }
 }
 
-JobSpec job_spec(const RunRequest& rq) {
+JobSpec job_spec(const RunPlan& plan) {
   JobSpec spec;
-  spec.args = run_arguments(rq);
-  if (!rq.launch.empty()) spec.launch_prefix = split_command(rq.launch);
+  spec.args = plan.job_arguments;
+  spec.launch_prefix = plan.launch;
+  spec.timeout = plan.timeout;
   return spec;
 }
 
@@ -96,25 +95,13 @@ ErrorKind kind_of_exit(int code) {
   }
 }
 
-void check_job_launch(const RunRequest& rq, const char* what) {
-  if (detect_launch().kind != LaunchInfo::Kind::Single) {
-    usage_error(
-        "{} starts a fresh job per launch and cannot run under mpirun/srun: run commbench "
-        "directly, and give your launcher with --launch 'PREFIX'",
-        what);
-  }
-  if (!rq.launch.empty()) {
-    const std::string program = split_command(rq.launch).front();
-    launcher_kind(program, build_mpi_flavor());
-    check_launcher_exists(program);
-  }
-}
-
-JobSweep::JobSweep(const RunRequest& rq, std::string unit, int repeats)
-    : spec_(job_spec(rq)), repeats_(repeats), progress_(rq.progress, true, {}, std::move(unit)) {
-  // stdout (in rq.format) and the outputs that are not streamed get the summaries at the end.
-  if (rq.results_to_stdout) summaries_.push_back(make_stream_writer(rq.format, std::cout));
-  for (const auto& path : rq.outputs) {
+JobSweep::JobSweep(const RunPlan& plan, std::string unit, int repeats)
+    : spec_(job_spec(plan)),
+      repeats_(repeats),
+      progress_(plan.progress, true, {}, std::move(unit)) {
+  // stdout (in --format) and the outputs that are not streamed get the summaries at the end.
+  if (plan.results_to_stdout) summaries_.push_back(make_stream_writer(plan.format, std::cout));
+  for (const auto& path : plan.outputs) {
     (is_streamed_output(path) ? streams_ : summaries_).push_back(make_file_writer(path));
   }
   for (auto& w : streams_) w->begin(RunMeta{});

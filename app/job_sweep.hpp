@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "app/run_request.hpp"
+#include "app/run_plan.hpp"
 #include "common/error.hpp"
 #include "common/record.hpp"
 #include "launch/job.hpp"
@@ -22,10 +22,6 @@
 #include "report/format/writer.hpp"
 
 namespace cb {
-
-// Refuses fresh jobs under mpirun/srun (exit 2) and checks rq.launch's launcher; `what` names
-// the option that asked for them.
-void check_job_launch(const RunRequest& rq, const char* what);
 
 // One unit of progress: `jobs` fresh jobs of the sweep's run, with `env` set on every rank.
 struct JobGroup {
@@ -55,7 +51,7 @@ class JobSweep {
  public:
   // `unit` names the groups for progress ("repetitions"); `repeats`: the repetitions of each
   // measurement (records are tagged with theirs when above 1).
-  JobSweep(const RunRequest& rq, std::string unit, int repeats);
+  JobSweep(const RunPlan& plan, std::string unit, int repeats);
   void add_summary_writer(std::unique_ptr<Writer> w) { summaries_.push_back(std::move(w)); }
   bool streams() const { return !streams_.empty(); }
 

@@ -120,7 +120,21 @@ int list_algorithms(const ListRequest& rq) {
   return 0;
 }
 
+using L = ListRequest;
+
+Flags<L> make_list_flags() {
+  Flag<L> what = value_flag("what", &L::what, "collectives, backends, algorithms or dtypes");
+  what.required = true;
+  return {what, value_flag("-B,--backends", &L::backends, "only these backends"),
+          value_flag("-c,--collectives", &L::collectives, "only these collectives")};
+}
+
 }  // namespace
+
+const Flags<ListRequest>& list_flags() {
+  static const Flags<ListRequest> flags = make_list_flags();
+  return flags;
+}
 
 int list(const ListRequest& rq) {
   static const std::map<std::string, int (*)(const ListRequest&)> kLists = {

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "app/flags.hpp"
+
 namespace cb {
 
 struct ListRequest {
@@ -10,6 +12,8 @@ struct ListRequest {
   std::string backends;
   std::string collectives = "all";
 };
+
+const Flags<ListRequest>& list_flags();
 
 // Prints the table asked for; a usage Error names what can be listed.
 int list(const ListRequest& rq);

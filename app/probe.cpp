@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "app/document_flags.hpp"
 #include "app/links_jobs.hpp"
 #include "collectives/catalogue/names.hpp"
 #include "common/error.hpp"
@@ -67,7 +68,69 @@ std::vector<std::string> pass_arguments(const ProbeRequest& rq) {
   return a;
 }
 
+using P = ProbeRequest;
+
+Flags<P> with_document(std::initializer_list<Flag<P>> rows) {
+  Flags<P> f = document_flags(&P::out);
+  f.insert(f.end(), rows);
+  return f;
+}
+
 }  // namespace
+
+const Flags<ProbeRequest>& membw_flags() {
+  static const Flags<P> flags = with_document({
+      value_flag("--size", &P::size, "bytes per buffer (default 256M; copy uses two)"),
+      value_flag("--repeats", &P::repeats,
+                 "timed repeats per cell; the median is reported (default 5)"),
+      value_flag("--threads", &P::threads,
+                 "threads per CPU node (default one per CPU of the node)"),
+      value_flag("--kernels", &P::kernels,
+                 "read, write, copy, memcpy, or all (default read,write,copy)"),
+  });
+  return flags;
+}
+
+const Flags<ProbeRequest>& copy_flags() {
+  static const Flags<P> flags = with_document({
+      value_flag("--size", &P::size, "bytes per copy (default 256M)"),
+      value_flag("--repeats", &P::repeats, "timed repeats; the median is reported (default 5)"),
+      value_flag("--tests", &P::tests, "h2d, d2h, d2d, p2p (default all)"),
+  });
+  return flags;
+}
+
+const Flags<ProbeRequest>& links_flags() {
+  static const Flags<P> flags = with_document({
+      value_flag("--size", &P::size, "bytes per message (default 4M)"),
+      value_flag("--window", &P::window, "messages in flight per round (default 16)"),
+      value_flag("--repeats", &P::repeats,
+                 "samples per direction and pair; the best is reported (default 5)"),
+      value_flag("--latency-iters", &P::latency_iters,
+                 "8-byte round trips per latency sample (default 200)"),
+      toggle_flag("--per-host", &P::per_host,
+                  "one rank per host (the default when a host has several ranks)"),
+      toggle_flag("--all-ranks", &P::all_ranks, "every rank, also several per host"),
+      value_flag("--sample", &P::sample,
+                 "measure only K random partners per host or rank (default: all, n-1 rounds)"),
+      value_flag("--min-fraction", &P::min_fraction,
+                 "straggler threshold: fraction of the median bandwidth (default 0.8)"),
+      value_flag("--sample-time", &P::sample_time,
+                 "seconds one sample sends for at most (default 0.05): a slow link is measured "
+                 "from what it moved by then"),
+      toggle_flag("--per-nic", &P::per_nic,
+                  "one tournament per NIC every host has (rails), over TCP from that NIC's "
+                  "address"),
+      value_flag("--nics", &P::nics, "one tournament per NIC of this list (implies --per-nic)"),
+      value_flag("--transport", &P::transport,
+                 "per NIC: tcp (from each NIC's address) or nccl (NCCL send/recv, NCCL_IB_HCA one "
+                 "HCA per pass; implies --per-nic)"),
+      value_flag("--launch", &P::launch,
+                 "run outside mpirun/srun: each per-NIC pass as a fresh job under this launcher "
+                 "prefix (implies --per-nic)"),
+  });
+  return flags;
+}
 
 int probe_membw(const ProbeRequest& rq) {
   check_document_output(rq.out);

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "app/flags.hpp"
 #include "report/format/document_output.hpp"
 
 namespace cb {
@@ -27,6 +28,11 @@ struct ProbeRequest {
   std::string transport;  // tcp|nccl; empty: chosen (see choose_links_transport)
   std::string launch;     // a launcher prefix: each per-NIC pass as a fresh job under it
 };
+
+// Each probe's flags.
+const Flags<ProbeRequest>& membw_flags();
+const Flags<ProbeRequest>& copy_flags();
+const Flags<ProbeRequest>& links_flags();
 
 int probe_membw(const ProbeRequest& rq);
 int probe_copy(const ProbeRequest& rq);

@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include "collectives/backends/registry.hpp"
-#include "collectives/catalogue/names.hpp"
 #include "collectives/engine/case_budget.hpp"
 #include "collectives/engine/run_meta.hpp"
 #include "collectives/engine/session.hpp"
@@ -21,10 +20,13 @@
 #include "common/host_name.hpp"
 #include "common/output_path.hpp"
 #include "common/temp_files.hpp"
+#include "common/version_info.hpp"
 #include "core/watchdog.hpp"
 #include "launch/progress.hpp"
 #include "launch/rank_status.hpp"
 #include "launch/start.hpp"
+#include "probes/topology.hpp"
+#include "report/format/writer.hpp"
 
 namespace cb {
 
@@ -35,25 +37,35 @@ constexpr const char* kBackendChoiceEnv = "COMMBENCH_BACKEND_CHOICE";
 
 // A rank's run, once its backends are chosen.
 struct RankRun {
-  const RunRequest& rq;
-  const RunHooks& hooks;
-  RunSettings s;
+  const RunPlan& plan;
+  const ExtraWriter& extra;
+  SweepOptions sweep;  // the plan's, with the chosen backends' defaults
   BackendOptions bo;
   std::vector<std::string> backends;
   std::string backend_choice;  // why these backends, when -B was not given
 };
 
-BackendOptions backend_options(const RunRequest& rq, const RunSettings& s) {
+BackendOptions backend_options(const RunPlan& plan) {
   BackendOptions bo;
   bo.launch = detect_launch();
-  bo.memory = s.memory;
-  bo.memory_explicit = !rq.memory.empty();
-  bo.flags = rq.backend_flags;
-  bo.gpus_per_process = s.gpus;
-  bo.dtypes = s.sweep.dtypes;
-  bo.ops = s.sweep.ops;
-  for (const auto& a : s.sweep.algorithms) bo.report_choice |= a == "default" || a == "all";
+  bo.memory = plan.memory;
+  bo.memory_explicit = plan.memory_given;
+  bo.flags = plan.backend_flags;
+  bo.gpus_per_process = plan.gpus;
+  bo.dtypes = plan.sweep.dtypes;
+  bo.ops = plan.sweep.ops;
+  for (const auto& a : plan.sweep.algorithms) bo.report_choice |= a == "default" || a == "all";
   return bo;
+}
+
+// Rank 0's writers: stdout in --format (unless the caller shows its own view), each --output,
+// and the caller's extra one.
+std::vector<std::unique_ptr<Writer>> rank0_writers(const RankRun& run) {
+  std::vector<std::unique_ptr<Writer>> writers;
+  if (run.plan.results_to_stdout) writers.push_back(make_stdout_writer(run.plan.format));
+  for (const auto& path : run.plan.outputs) writers.push_back(make_file_writer(path));
+  if (run.extra) writers.push_back(run.extra());
+  return writers;
 }
 
 // No launcher: start the ranks (locally, or under the MPI launcher) and report their outcome.
@@ -69,9 +81,9 @@ int start_run_ranks(const RankRun& run, int ranks) {
   // Rank 0 names its temporary output files after this process, so that they can be removed
   // here whatever ends the ranks (a kill, a crash, an interrupt).
   ::setenv(kTempTagEnv, std::to_string(::getpid()).c_str(), 0);
-  for (const auto& path : run.rq.outputs) track_temp_file(output_target(path) + temp_suffix());
+  for (const auto& path : run.plan.outputs) track_temp_file(output_target(path) + temp_suffix());
   try {
-    int code = start_ranks(run.backends, ranks, run.rq.progress);
+    int code = start_ranks(run.backends, ranks, run.plan.progress);
     if (code != 0) remove_temp_files();
     return code;
   } catch (...) {
@@ -87,10 +99,10 @@ void run_session(RankRun& run, Control& control, Watchdog& watchdog,
                  std::optional<Session>& session) {
   const int rank = control.rank();
   std::vector<std::unique_ptr<Writer>> writers;
-  if (rank == 0) writers = run.hooks.rank0_writers();
+  if (rank == 0) writers = rank0_writers(run);
   for (auto& w : writers) w->begin(meta);
-  Progress progress(run.rq.progress, rank == 0, planned_seconds(plans, run.s.runner));
-  session.emplace(backends, plans, control, watchdog, run.s.runner, [&](const ResultRecord& r) {
+  Progress progress(run.plan.progress, rank == 0, planned_seconds(plans, run.plan.runner));
+  session.emplace(backends, plans, control, watchdog, run.plan.runner, [&](const ResultRecord& r) {
     for (auto& w : writers) w->add(r);
   });
   session->run(meta.nnodes, {[&](std::size_t done, std::size_t total, const std::string& label) {
@@ -118,7 +130,7 @@ int run_this_rank(RankRun& run) {
   // it saw stopped); without one rank 0 prints it, and under env:// each rank its own.
   const bool parent = rank_status_wanted();
   const bool speaker = bo.launch.rank == 0 || bo.launch.kind == LaunchInfo::Kind::Env;
-  Watchdog watchdog(run.s.timeout, speaker && !parent);
+  Watchdog watchdog(run.plan.timeout, speaker && !parent);
   watchdog.name_rank(fmt::format("rank {}, host {}", bo.launch.rank, host_name()));
   bo.watchdog = &watchdog;
   // A timeout or an interrupt leaves no half-written output behind.
@@ -130,7 +142,7 @@ int run_this_rank(RankRun& run) {
   });
   end_rank_cleanly_on_signals();
   watchdog.arm("start-up (control channel rendezvous)");
-  std::unique_ptr<Control> control = make_run_control(bo.launch, run.s.timeout);
+  std::unique_ptr<Control> control = make_run_control(bo.launch, run.plan.timeout);
   // A rank records how it failed before unwinding closes its connections (the control channel,
   // the backends, their communicators and the session live outside the try): its peers then
   // fail too, and the parent must see which failure came first.
@@ -139,17 +151,15 @@ int run_this_rank(RankRun& run) {
   std::optional<Session> session;
   try {
     bo.control = control.get();
-    bo.timeout_seconds = run.s.timeout;
+    bo.timeout_seconds = run.plan.timeout;
     create_backends(run.backends, bo, watchdog, backends);
-    share_split_matrices(*control, run.s.sweep.split);
-    plans = plan_backends(backends, run.s.sweep, control->rank() == 0);
+    plans = plan_backends(backends, run.sweep, control->rank() == 0);
     const RunHosts hosts = gather_hosts(*control);
     check_host_memory(*control, hosts.ranks_here, backends, plans);
-    RunMeta meta =
-        assemble_run_meta(*control, hosts, backends,
-                          {run.hooks.version, run.hooks.git_commit, bo.launch, run.backend_choice,
-                           run.hooks.topology_facts(), run.hooks.summarise_topology});
-    meta.split = split_meta(run.s.sweep, plans);
+    const RunMeta meta = assemble_run_meta(
+        *control, hosts, backends,
+        {commbench_version(), commbench_git_commit(), bo.launch, run.backend_choice,
+         host_topology_facts("/sys", run.plan.roof).dump(), topology_summary});
     run_session(run, *control, watchdog, backends, plans, meta, session);
     return 0;
   } catch (const Error& e) {
@@ -160,26 +170,27 @@ int run_this_rank(RankRun& run) {
 
 }  // namespace
 
-int run_request(const RunRequest& rq, const RunHooks& hooks) {
-  RankRun run{rq, hooks, run_settings(rq), {}, {}, {}};
-  run.bo = backend_options(rq, run.s);
-  BackendChoice choice = resolve_backends(split_list(rq.backends), !rq.backends.empty(), run.bo);
-  run.backends = choice.names;
-  run.backend_choice = choice.why;
-  if (const char* why = std::getenv(kBackendChoiceEnv);
-      why && *why && rq.backends.empty() && run.bo.launch.kind != LaunchInfo::Kind::Single) {
-    run.backend_choice = why;
+int run_here(const RunPlan& plan, const ExtraWriter& extra) {
+  RankRun run{plan, extra, plan.sweep, backend_options(plan), plan.backends, {}};
+  if (plan.backends.empty()) {
+    BackendChoice choice = default_backends(run.bo.launch, run.bo);
+    run.backends = choice.names;
+    run.backend_choice = choice.why;
+    if (const char* why = std::getenv(kBackendChoiceEnv);
+        why && *why && run.bo.launch.kind != LaunchInfo::Kind::Single) {
+      run.backend_choice = why;
+    }
+    if (choice.device_memory && !plan.memory_given) run.bo.memory = MemoryKind::Device;
+    check_run_choices({run.backends, run.bo.memory, plan.memory_given, plan.gpus});
   }
-  if (choice.device_memory && rq.memory.empty()) run.s.memory = run.bo.memory = MemoryKind::Device;
-  check_run_choices({run.backends, run.s.memory, !rq.memory.empty(), run.s.gpus});
   // A GPU backend's device memory makes -e default to 1 GiB, as --memory device does.
-  if (rq.memory.empty() && rq.max_bytes.empty() && runs_on_gpu(run.backends)) {
-    run.s.sweep.max_bytes = std::max<std::uint64_t>(1ULL << 30, run.s.sweep.min_bytes);
+  if (!plan.memory_given && !plan.max_bytes_given && runs_on_gpu(run.backends)) {
+    run.sweep.max_bytes = std::max<std::uint64_t>(1ULL << 30, run.sweep.min_bytes);
   }
 
-  const int ranks = wanted_ranks(rq, run.s);
+  const int ranks = wanted_ranks(plan);
   if (run.bo.launch.kind == LaunchInfo::Kind::Single) return start_run_ranks(run, ranks);
-  if (!rq.nranks.empty() && ranks != run.bo.launch.size) {
+  if (plan.nranks && ranks != run.bo.launch.size) {
     usage_error("-N {} conflicts with the {} ranks the launcher started", ranks,
                 run.bo.launch.size);
   }

@@ -10,12 +10,9 @@
 
 namespace cb {
 
-int run_repeated(const RunRequest& rq, const ExtraWriter& extra) {
-  check_run_request(rq);
-  const int n = repeat_count(rq);
-  check_job_launch(rq, n > 1 ? "--repeat" : "--launch");
-
-  JobSweep sweep(rq, "repetitions", n);
+int run_repeated(const RunPlan& plan, const ExtraWriter& extra) {
+  const int n = plan.repeat;
+  JobSweep sweep(plan, "repetitions", n);
   if (extra) sweep.add_summary_writer(extra());
   std::string failure;
   std::vector<LaunchControl> launches;

@@ -5,35 +5,16 @@
 
 #include <cstdint>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "app/rank_run.hpp"
 #include "common/error.hpp"
-#include "common/output_path.hpp"
-#include "common/version_info.hpp"
 #include "core/process_start.hpp"
-#include "probes/roof_facts.hpp"
-#include "probes/topology.hpp"
 #include "report/format/writer.hpp"
 
 namespace cb {
-
-void check_run_request(const RunRequest& rq) {
-  RunSettings s = run_settings(rq);
-  // Here, before any rank starts; ranks take rank 0's copy (share_split_matrices).
-  if (detect_launch().kind == LaunchInfo::Kind::Single) {
-    for (auto& split : s.sweep.split.splits) load_matrix(split);
-  }
-  parse_roof_inputs(rq.roof_link_gbps, rq.roof_host_memory);
-  for (const auto& path : rq.outputs) check_output_path(path);
-  std::ostringstream probe_format;
-  make_stream_writer(rq.format, probe_format);  // validates --format before any work
-  repeat_count(rq);
-}
 
 namespace {
 
@@ -66,32 +47,19 @@ class JsonlOutputs {
 
 }  // namespace
 
-int run(const RunRequest& rq, const ExtraWriter& extra) {
-  if (repeat_count(rq) > 1 || !rq.launch.empty()) return run_repeated(rq, extra);
-  check_run_request(rq);
-  check_distinct_outputs(rq.outputs);
-  RunHooks hooks;
-  hooks.rank0_writers = [&rq, &extra] {
-    std::vector<std::unique_ptr<Writer>> writers;
-    if (rq.results_to_stdout) writers.push_back(make_stdout_writer(rq.format));
-    for (const auto& path : rq.outputs) writers.push_back(make_file_writer(path));
-    if (extra) writers.push_back(extra());
-    return writers;
-  };
-  hooks.version = commbench_version();
-  hooks.git_commit = commbench_git_commit();
-  hooks.topology_facts = [&rq] {
-    return host_topology_facts("/sys", parse_roof_inputs(rq.roof_link_gbps, rq.roof_host_memory))
-        .dump();
-  };
-  hooks.summarise_topology = topology_summary;
+int run(const RunRequest& rq) {
+  return run(plan_run(rq), {});
+}
+
+int run(const RunPlan& plan, const ExtraWriter& extra) {
+  if (plan.in_jobs()) return run_repeated(plan, extra);
   // Ranks under a launcher leave the marking to the commbench that started them, if any: a
   // rank cannot tell its own failure from the run's.
-  if (detect_launch().kind != LaunchInfo::Kind::Single) return run_request(rq, hooks);
-  const JsonlOutputs jsonl(rq.outputs);
+  if (detect_launch().kind != LaunchInfo::Kind::Single) return run_here(plan, extra);
+  const JsonlOutputs jsonl(plan.outputs);
   int code = 0;
   try {
-    code = run_request(rq, hooks);
+    code = run_here(plan, extra);
   } catch (const Error& e) {
     jsonl.mark_incomplete(exit_code(e.kind()), e.what());
     throw;

@@ -1,25 +1,19 @@
-// `run` and `tune` as work: a request is checked before anything runs, then its sweep runs once
-// here (collectives/engine: the ranks started, or this rank's part), or, with --repeat or
-// --launch, as fresh jobs (app/job_sweep).
+// `run` as work: the command line becomes the run's plan once (run_plan.hpp), then the sweep runs
+// once here (rank_run: the ranks started, or this rank's part), or, with --repeat or --launch, as
+// fresh jobs (job_sweep).
 #pragma once
 
-#include <functional>
-#include <memory>
-
-#include "app/run_request.hpp"
-#include "common/record_writer.hpp"
+#include "app/rank_run.hpp"
+#include "app/run_plan.hpp"
 
 namespace cb {
 
-// An extra writer on rank 0, or over a sweep's summaries (tune adds its analysis this way).
-using ExtraWriter = std::function<std::unique_ptr<Writer>()>;
-
-// Checks every value of a request (the sweep, the outputs, --format, --repeat) before any work.
-void check_run_request(const RunRequest& rq);
-// `run`: the request's sweep, with `extra` beside the outputs. Returns the exit code.
-int run(const RunRequest& rq, const ExtraWriter& extra = {});
+// `run`: plans `rq`, then runs it. Returns the exit code.
+int run(const RunRequest& rq);
+// A planned run, with `extra` beside the outputs (tune adds its analysis this way).
+int run(const RunPlan& plan, const ExtraWriter& extra);
 // `run --repeat N` / `--launch`: the sweep as N fresh jobs, records tagged with their
 // repetition, summaries (medians over repetitions) written at the end.
-int run_repeated(const RunRequest& rq, const ExtraWriter& extra);
+int run_repeated(const RunPlan& plan, const ExtraWriter& extra);
 
 }  // namespace cb

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "app/document_flags.hpp"
 #include "collectives/backends/registry.hpp"
 #include "common/error.hpp"
 #include "common/host_name.hpp"
@@ -85,6 +86,18 @@ int topo_across_hosts(const TopoRequest& rq, Sysfs& sys, const LaunchInfo& launc
 }
 
 }  // namespace
+
+const Flags<TopoRequest>& topo_flags() {
+  static const Flags<TopoRequest> flags = [] {
+    Flags<TopoRequest> f = document_flags(&TopoRequest::out);
+    f.push_back(value_flag("--sysfs-root", &TopoRequest::sysfs_root,
+                           "read a captured tree laid out like /sys instead of /sys"));
+    f.push_back(value_flag("--capture", &TopoRequest::capture,
+                           "copy every file read into DIR (a new directory) as a snapshot"));
+    return f;
+  }();
+  return flags;
+}
 
 int topo(const TopoRequest& rq) {
   check_document_output(rq.out);

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "app/flags.hpp"
 #include "report/format/document_output.hpp"
 
 namespace cb {
@@ -13,6 +14,8 @@ struct TopoRequest {
   std::string sysfs_root = "/sys";
   std::string capture;
 };
+
+const Flags<TopoRequest>& topo_flags();
 
 int topo(const TopoRequest& rq);
 

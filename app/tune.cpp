@@ -20,42 +20,58 @@ namespace {
 // Collects the run's records and, at the end, prints and writes the advice.
 class TuneWriter : public Writer {
  public:
-  TuneWriter(TuneRequest rq, TuneOptions options, TuneText text)
-      : rq_(std::move(rq)), options_(options), text_(text) {}
+  explicit TuneWriter(TunePlan tp) : tp_(std::move(tp)) {}
   void begin(const RunMeta&) override {}
   void add(const ResultRecord& r) override { records_.push_back(r); }
   void finish() override {
-    auto ranges = recommend(records_, options_);
-    if (text_.candidates) print_candidates(records_, kShownCandidates, std::cout);
+    auto ranges = recommend(records_, tp_.options);
+    if (tp_.text.candidates) print_candidates(records_, kShownCandidates, std::cout);
     std::ostringstream advice;
     print_advice(ranges,
                  "the algorithm to use per size range (speedup over default, geometric mean; "
                  "margin: the gain a forced algorithm had to exceed)",
                  advice);
-    print_tune_text(text_, advice.str());
-    write_tuning_files(rq_, ranges);
+    print_tune_text(tp_.text, advice.str());
+    write_tuning_files(tp_.emit, ranges);
   }
 
  private:
-  TuneRequest rq_;
-  TuneOptions options_;
-  TuneText text_;
+  TunePlan tp_;
   std::vector<ResultRecord> records_;
 };
 
-bool env_grid(const TuneRequest& tq) {
-  return !tq.env.empty() || !tq.env_grid.empty();
-}
+using T = TuneRequest;
 
-}  // namespace
-
-void write_tuning_files(const TuneRequest& rq, const std::vector<TuneRange>& ranges) {
-  const auto& files = tuning_files();
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (!rq.emit[i].empty()) write_file_atomically(rq.emit[i], files[i].write(ranges));
+Flags<T> make_tune_flags() {
+  Flags<T> f = {value_flag("--min-gain", &T::min_gain,
+                           "percent a forced algorithm must beat default by (default 2)")};
+  for (const auto& file : tuning_files()) {
+    Flag<T> row;
+    row.names = file.option;
+    row.help = file.help;
+    row.text = [option = file.option](T& tq) -> std::string& { return tq.emit[option]; };
+    f.push_back(std::move(row));
   }
+  f.push_back(list_flag("--env", &T::env,
+                        "NAME=v1,v2,...: a grid axis of environment values, each combination a "
+                        "fresh job (\\, is a comma inside a value); repeatable"));
+  f.push_back(value_flag("--env-grid", &T::env_grid,
+                         "TOML file with an [env] table of NAME = [values] (added to --env)"));
+  f.push_back(value_flag("--resume", &T::resume,
+                         "skip the combinations whose records a .jsonl from an earlier sweep "
+                         "holds"));
+  f.push_back(value_flag("--emit-env", &T::emit_env,
+                         "write NAME=VALUE lines of the best combination (NCCL_CONF_FILE, shell)"));
+  f.push_back(value_flag("--rounds", &T::rounds,
+                         "launches of each combination and of the current environment, "
+                         "interleaved in a shuffled order (default 5)"));
+  f.push_back(toggle_flag("--side-by-side", &T::side_by_side,
+                          "print the run's table, one column group per algorithm and "
+                          "combination, instead of one line per candidate at each size"));
+  return f;
 }
 
+// --rounds as a number (1 to 1000).
 int round_count(const TuneRequest& tq) {
   if (tq.rounds.empty()) return 5;
   const std::int64_t n = parse_int(tq.rounds, "--rounds");
@@ -63,26 +79,34 @@ int round_count(const TuneRequest& tq) {
   return static_cast<int>(n);
 }
 
-TuneOptions check_tune_request(const TuneRequest& tq, const std::vector<std::string>& outputs) {
-  TuneOptions options;
+// tune's own values: --min-gain, --rounds, the emitted files' directories and that none of them
+// is one of the run's `outputs`, and that --resume, --emit-env and --rounds come with a grid.
+TunePlan plan_tune(const TuneRequest& tq, const std::vector<std::string>& outputs) {
+  TunePlan tp;
   double gain = parse_double(tq.min_gain, "--min-gain");
   if (gain < 0) usage_error("invalid --min-gain '{}': expected a percentage >= 0", tq.min_gain);
-  options.min_gain = gain / 100.0;
-  round_count(tq);
+  tp.options.min_gain = gain / 100.0;
+  tp.rounds = round_count(tq);
   std::vector<std::pair<std::string, std::string>> files;
   for (const auto& path : outputs) files.emplace_back("--output", path);
-  const auto& kinds = tuning_files();
-  for (std::size_t i = 0; i < tq.emit.size(); ++i) {
-    if (tq.emit[i].empty()) continue;
-    check_output_directory(tq.emit[i]);
-    files.emplace_back(kinds[i].option, tq.emit[i]);
+  for (const auto& kind : tuning_files()) {
+    auto it = tq.emit.find(kind.option);
+    if (it == tq.emit.end() || it->second.empty()) continue;
+    check_output_directory(it->second);
+    files.emplace_back(kind.option, it->second);
+    tp.emit[kind.option] = it->second;
   }
   if (!tq.emit_env.empty()) {
     check_output_directory(tq.emit_env);
     files.emplace_back("--emit-env", tq.emit_env);
   }
   check_distinct_files(files);
-  if (env_grid(tq)) return options;
+  tp.grid = !tq.env.empty() || !tq.env_grid.empty();
+  tp.env = tq.env;
+  tp.env_grid = tq.env_grid;
+  tp.resume = tq.resume;
+  tp.emit_env = tq.emit_env;
+  if (tp.grid) return tp;
   if (!tq.resume.empty()) {
     usage_error("--resume applies to environment grids: give --env NAME=v1,v2 or --env-grid FILE");
   }
@@ -93,18 +117,34 @@ TuneOptions check_tune_request(const TuneRequest& tq, const std::vector<std::str
   if (!tq.rounds.empty()) {
     usage_error("--rounds applies to environment grids: give --env NAME=v1,v2 or --env-grid FILE");
   }
-  return options;
+  return tp;
 }
 
-TuneText tune_text(const RunRequest& rq, const TuneRequest& tq) {
+TuneText tune_text(const RunPlan& plan, bool side_by_side) {
   // The table for people is the one format whose records tune shows its own way.
-  const RecordsWriter* f = kRecordsFormats.find_named(rq.format);
+  const RecordsWriter* f = kRecordsFormats.find_named(plan.format);
   const bool people = f && f->make == make_table_writer;
-  if (tq.side_by_side && !people) {
+  if (side_by_side && !people) {
     usage_error("--side-by-side applies to --format table: '{}' holds every candidate already",
-                rq.format);
+                plan.format);
   }
-  return {people && !tq.side_by_side, !people};
+  return {people && !side_by_side, !people};
+}
+
+}  // namespace
+
+const Flags<TuneRequest>& tune_flags() {
+  static const Flags<TuneRequest> flags = make_tune_flags();
+  return flags;
+}
+
+void write_tuning_files(const std::map<std::string, std::string>& emit,
+                        const std::vector<TuneRange>& ranges) {
+  for (const auto& file : tuning_files()) {
+    if (auto it = emit.find(file.option); it != emit.end() && !it->second.empty()) {
+      write_file_atomically(it->second, file.write(ranges));
+    }
+  }
 }
 
 void print_tune_text(const TuneText& text, const std::string& advice) {
@@ -118,14 +158,12 @@ void print_tune_text(const TuneText& text, const std::string& advice) {
 }
 
 int tune(const RunRequest& rq, const TuneRequest& tq) {
-  const TuneOptions options = check_tune_request(tq, rq.outputs);
-  check_run_request(rq);
-  const TuneText text = tune_text(rq, tq);
-  RunRequest shown = rq;
-  shown.results_to_stdout = !text.candidates;
-  if (env_grid(tq)) return tune_env_grid(shown, tq, options, text);
-  return run(shown,
-             [tq, options, text] { return std::make_unique<TuneWriter>(tq, options, text); });
+  TunePlan tp = plan_tune(tq, rq.outputs);
+  RunPlan plan = plan_run(rq, tp.grid ? "--env" : nullptr);
+  tp.text = tune_text(plan, tq.side_by_side);
+  plan.results_to_stdout = !tp.text.candidates;
+  if (tp.grid) return tune_env_grid(plan, tp);
+  return run(plan, [tp] { return std::make_unique<TuneWriter>(tp); });
 }
 
 }  // namespace cb

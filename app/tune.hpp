@@ -3,17 +3,20 @@
 #pragma once
 
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "app/run_request.hpp"
+#include "app/flags.hpp"
+#include "app/run_plan.hpp"
 #include "common/tune_range.hpp"
 #include "report/tune/tune.hpp"
 
 namespace cb {
 
+// tune's own option values as typed (run's are a RunRequest beside them).
 struct TuneRequest {
-  std::vector<std::string> emit;  // one FILE per tuning_files() entry (--emit-...), empty: none
+  std::map<std::string, std::string> emit;  // FILE by tuning file option (--emit-...)
   std::string min_gain = "2";
   std::vector<std::string> env;  // --env NAME=v1,v2 (repeatable)
   std::string env_grid;          // --env-grid FILE.toml
@@ -23,6 +26,9 @@ struct TuneRequest {
   bool side_by_side = false;  // --side-by-side: the run's table, a column group per candidate
 };
 
+// tune's own flags (the backends' tuning files from the registry included), after run's.
+const Flags<TuneRequest>& tune_flags();
+
 // Where tune's text goes: with --format table, stdout gets per size one line per candidate
 // (unless --side-by-side asks for the run's table) and the advice; with a document format
 // (csv, json, ...) stdout holds exactly the document and the advice goes to stderr, each line
@@ -31,28 +37,34 @@ struct TuneText {
   bool candidates = false;  // print the candidate lines instead of the run's table
   bool advice_to_stderr = false;
 };
-TuneText tune_text(const RunRequest& rq, const TuneRequest& tq);
 // Prints the advice's text where `text` says.
 void print_tune_text(const TuneText& text, const std::string& advice);
 
-// Checks tune's own values before any work: --min-gain, --rounds, the emitted files'
-// directories and that none of them is one of the run's `outputs`, and that --resume and
-// --emit-env come with an environment grid.
-TuneOptions check_tune_request(const TuneRequest& tq, const std::vector<std::string>& outputs = {});
-// --rounds as a number (1 to 1000).
-int round_count(const TuneRequest& tq);
-// `tune`: the run, then the advice on stdout and the tuning files; the grid when --env or
-// --env-grid is given.
+// tune's plan: its own values checked and typed.
+struct TunePlan {
+  TuneOptions options;                      // --min-gain
+  std::map<std::string, std::string> emit;  // the tuning files asked for, FILE by option
+  bool grid = false;                        // --env or --env-grid given
+  std::vector<std::string> env;             // --env axes, as given
+  std::string env_grid, resume, emit_env;   // files
+  int rounds = 5;                           // --rounds
+  TuneText text;
+};
+
+// `tune`: plans tune's values (--min-gain, --rounds, the emitted files' directories and that
+// none of them is one of the run's outputs, --resume, --emit-env and --rounds only with a grid),
+// then the run's, then --side-by-side against --format; runs; then the advice on stdout and the
+// tuning files; the grid when --env or --env-grid is given.
 int tune(const RunRequest& rq, const TuneRequest& tq);
 
 // The backends' tuning files (--emit-ompi-rules, --emit-nccl-tuner, ...) from the advice.
-void write_tuning_files(const TuneRequest& rq, const std::vector<TuneRange>& ranges);
+void write_tuning_files(const std::map<std::string, std::string>& emit,
+                        const std::vector<TuneRange>& ranges);
 
 // `tune --env/--env-grid`: every combination of the grid (and the baseline, the environment as
 // it is) as fresh jobs; one result set with `env` on every record; advice over combinations and
 // algorithms; --emit-env; failed combinations recorded and skipped; --resume; Ctrl-C keeps what
 // finished.
-int tune_env_grid(const RunRequest& rq, const TuneRequest& tq, const TuneOptions& options,
-                  const TuneText& text);
+int tune_env_grid(const RunPlan& plan, const TunePlan& tp);
 
 }  // namespace cb

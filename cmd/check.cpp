@@ -1,8 +1,10 @@
-// `commbench check SPEC [RESULTS...]`: evaluate an acceptance spec against result files and the
-// topology (from --topology FILE, else probed); exit 5 when an error-severity requirement fails.
+// `commbench check SPEC [RESULTS...]`: check's flag table -> app/check (an acceptance spec
+// against result files and the topology, from --topology FILE, else probed); exit 5 when an
+// error-severity requirement fails.
 #include <memory>
 
 #include "app/check.hpp"
+#include "cmd/flags.hpp"
 #include "cmd/subcommands.hpp"
 
 namespace cb {
@@ -11,25 +13,7 @@ void register_check(CLI::App& app, Action& action) {
   auto rq = std::make_shared<CheckRequest>();
   CLI::App* c = app.add_subcommand(
       "check", "evaluate an acceptance spec against results and topology; exit 5 on a failure");
-  c->add_option("SPEC", rq->spec,
-                "acceptance spec (TOML): [[results]] and [[topology]] tables (optional with "
-                "--expect auto)");
-  c->add_option("RESULTS", rq->results, "result files (.json, .jsonl, .csv) from `run --output`");
-  c->add_option("--topology", rq->topology,
-                "commbench/topology/v1 or cluster-topology/v1 document (`topo --format json`) "
-                "instead of probing");
-  c->add_option("--links", rq->links,
-                "commbench/links/v2 document (`probe links --format json`) for [[links]] tables");
-  c->add_option("--sysfs-root", rq->sysfs_root, "probe a captured tree laid out like /sys");
-  c->add_option("--junit", rq->junit, "also write JUnit XML: one testcase per requirement");
-  c->add_option("--expect", rq->expect,
-                "auto: judge every collective's large-message efficiency against this "
-                "hardware's roof, without a spec");
-  c->add_option("--min-efficiency", rq->min_efficiency,
-                "with --expect auto: the efficiency every collective must reach (default: per "
-                "kind of roof, see docs)");
-  c->add_option("--format", rq->format, "stdout format: table, json, md (default table)");
-  c->add_option("--output", rq->output, "also write the report to FILE (.txt .json .md)");
+  add_flags(c, check_flags(), *rq);
   c->callback([rq, &action] { action = [rq] { return check(*rq); }; });
 }
 

@@ -1,10 +1,10 @@
-// `commbench topo`: NUMA, PCIe tree and links, GPUs and their matrix, NICs and IB ports, from
-// this host's /sys or a captured tree. Under a launcher, the first rank on each host probes and
-// rank 0 reports every host (commbench/cluster-topology/v1).
+// `commbench topo`: topo's flag table -> app/topo (NUMA, PCIe tree and links, GPUs and their
+// matrix, NICs and IB ports, from this host's /sys or a captured tree; under a launcher, the
+// first rank on each host probes and rank 0 reports every host, commbench/cluster-topology/v1).
 #include <memory>
 
 #include "app/topo.hpp"
-#include "cmd/document_output.hpp"
+#include "cmd/flags.hpp"
 #include "cmd/subcommands.hpp"
 
 namespace cb {
@@ -14,11 +14,7 @@ void register_topo(CLI::App& app, Action& action) {
   CLI::App* t = app.add_subcommand("topo",
                                    "probe and print topology: NUMA, PCIe tree and links, GPUs and "
                                    "their matrix, NICs and IB ports");
-  add_document_options(t, rq->out);
-  t->add_option("--sysfs-root", rq->sysfs_root,
-                "read a captured tree laid out like /sys instead of /sys");
-  t->add_option("--capture", rq->capture,
-                "copy every file read into DIR (a new directory) as a snapshot");
+  add_flags(t, topo_flags(), *rq);
   t->callback([rq, &action] { action = [rq] { return topo(*rq); }; });
 }
 

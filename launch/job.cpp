@@ -199,19 +199,6 @@ bool judge_watched_ranks(const std::string& status_dir, RankWatch& watch, JobOut
   return v.rank_said;
 }
 
-// The value of --timeout in a job's arguments (run_arguments always gives it), else 300.
-double timeout_of(const std::vector<std::string>& args) {
-  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-    if (args[i] != "--timeout") continue;
-    try {
-      return std::stod(args[i + 1]);
-    } catch (const std::exception&) {
-      break;
-    }
-  }
-  return 300;
-}
-
 bool has_content(const std::string& path) {
   std::error_code ec;
   return std::filesystem::file_size(path, ec) > 0 && !ec;
@@ -369,8 +356,7 @@ JobOutcome run_job(const JobSpec& spec) {
 
   JobOutcome out;
   const bool launched = !spec.launch_prefix.empty();
-  const double bound =
-      watch && !watch->path().empty() ? launch_startup_bound(timeout_of(spec.args)) : 0;
+  const double bound = watch && !watch->path().empty() ? launch_startup_bound(spec.timeout) : 0;
   bool never_started = false;
   auto started = [&] { return !watch->hosts().empty() || has_content(jsonl); };
   int status = wait_for(pid, signals, out.interrupted, bound, started, never_started);
@@ -414,7 +400,7 @@ JobOutcome run_job(const JobSpec& spec) {
     out.message = fmt::format(
         "{} started no rank within {:g} s (--timeout {:g} s plus as long again, at least 10 s, for "
         "the launcher's start-up); it was stopped with everything it started{}",
-        launcher, bound, timeout_of(spec.args),
+        launcher, bound, spec.timeout,
         out.launcher_said.empty() ? "" : ": it said: " + out.launcher_said);
   }
   if (out.interrupted) {

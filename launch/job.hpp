@@ -20,6 +20,7 @@ struct JobSpec {
   std::vector<std::string> args;  // commbench's arguments after the program name: {"run", ...}
   EnvList env;                    // set on every rank
   std::vector<std::string> launch_prefix;  // empty: commbench starts the ranks itself
+  double timeout = 300;   // the job's --timeout, seconds: bounds a launcher's start-up
   bool document = false;  // a one-document command (probe links): only --output FILE.json
 };
 
