@@ -1,7 +1,8 @@
-// A subcommand's flags as a table: one row per flag, with its names and help for the command line
-// and the request field it fills. Every subcommand registers its rows through one function
-// (cmd/flags.hpp), so that a rule for every flag is written once, there; run's rows also build
-// the command line of a fresh job (run_arguments).
+// A subcommand's flags as a table: one row per flag, with its names and help for the command line,
+// the request field it fills and, where the subcommand has a typed plan (run's), how the value
+// becomes part of it. Every subcommand registers its rows through one function (cmd/flags.hpp),
+// so that a rule for every flag is written once, there; run's rows also build the command line of
+// a fresh job (run_arguments).
 #pragma once
 
 #include <functional>
@@ -11,7 +12,7 @@
 
 namespace cb {
 
-template <class Request>
+template <class Request, class Plan = Request>
 struct Flag {
   // As CLI11 takes them: "-c,--collectives", "--check,!--no-check"; a name without a dash is a
   // positional argument ("FILES").
@@ -28,6 +29,9 @@ struct Flag {
   // names what is expected in --help ("PREFIX").
   std::function<std::string(const std::string&)> refuse = {};
   std::string refused_what = {};
+  // How the value becomes part of the plan, checked (a usage Error naming the flag when it is
+  // not good); empty where the plan reads it together with others, or has none.
+  std::function<void(Plan&, const Request&)> read = {};
   bool relaunched = true;  // run's: a fresh job of a sweep is given it again
 
   // "--collectives", "--check"; a positional's name.
@@ -38,8 +42,8 @@ struct Flag {
   }
 };
 
-template <class Request>
-using Flags = std::vector<Flag<Request>>;
+template <class Request, class Plan = Request>
+using Flags = std::vector<Flag<Request, Plan>>;
 
 // A row that fills `field` with one value.
 template <class Request>

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "app/run_plan.hpp"
+#include "app/run_request.hpp"
 #include "common/error.hpp"
 #include "common/record.hpp"
 #include "launch/job.hpp"

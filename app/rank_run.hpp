@@ -7,7 +7,7 @@
 #include <functional>
 #include <memory>
 
-#include "app/run_plan.hpp"
+#include "app/run_request.hpp"
 #include "common/record_writer.hpp"
 
 namespace cb {

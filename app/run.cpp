@@ -48,10 +48,10 @@ class JsonlOutputs {
 }  // namespace
 
 int run(const RunRequest& rq) {
-  return run(plan_run(rq), {});
+  return run_sweep(plan_run(rq), {});
 }
 
-int run(const RunPlan& plan, const ExtraWriter& extra) {
+int run_sweep(const RunPlan& plan, const ExtraWriter& extra) {
   if (plan.in_jobs()) return run_repeated(plan, extra);
   // Ranks under a launcher leave the marking to the commbench that started them, if any: a
   // rank cannot tell its own failure from the run's.

@@ -1,19 +1,25 @@
-// `run`'s flags as typed on the command line. Each flag is declared once, as a row of
-// run_flags(): the command line registers it from there, and the command line a fresh job of a
-// sweep gets (--repeat, --launch, tune --env) is built from there, so no flag can be dropped from
-// a relaunch by being forgotten in a second list. What the values mean, checked, is the run's
-// plan (run_plan.hpp).
+// `run`'s command line, as typed (RunRequest) and as planned (RunPlan): checked and typed once,
+// before anything runs, by one table of flags (run_flags). Each flag is one row there: its names
+// and help, the request field it fills, how the value becomes part of the plan, and whether a
+// fresh job of a sweep (--repeat, --launch, tune --env) is given it again, so that no flag can be
+// dropped from a relaunch by being forgotten in a second list. The in-process run (rank_run), the
+// job sweep and a fresh job's command line take the plan; no flag value is read again.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/flags.hpp"
+#include "collectives/backend.hpp"
+#include "collectives/engine/plan.hpp"
+#include "collectives/engine/runner.hpp"
+#include "probes/roof_facts.hpp"
 
 namespace cb {
 
-// Option values as typed; plan_run checks them before any work starts.
+// Option values as typed on the command line.
 struct RunRequest {
   std::string collectives = "all";
   std::string backends;
@@ -47,12 +53,50 @@ struct RunRequest {
   std::string roof_host_memory;  // --roof-host-memory: GB/s, or "measure" in this launch
 };
 
+// What the values mean, checked.
+struct RunPlan {
+  // What is measured.
+  SweepOptions sweep;
+  RunnerOptions runner;
+  MemoryKind memory = MemoryKind::Host;
+  bool memory_given = false;     // --memory
+  bool max_bytes_given = false;  // -e
+  double timeout = 300;          // --timeout, seconds: the watchdog's, a job's start-up bound's
+  int gpus = 1;                  // --gpus
+  std::optional<int> nranks;     // -N
+  // -B as given, duplicates dropped; empty: the default, chosen where the ranks run.
+  std::vector<std::string> backends;
+  std::map<std::string, std::string> backend_flags;  // each backend's own, by long name
+  RoofInputs roof;                                   // --roof-link-gbps, --roof-host-memory
+  // Where the records go.
+  std::string format = "table";  // --format (stdout)
+  std::vector<std::string> outputs;
+  bool results_to_stdout = true;  // false where the caller prints its own view (tune's table)
+  std::string progress = "auto";  // auto, always or never
+  // How it runs: here, or as fresh jobs.
+  int repeat = 1;                          // --repeat
+  std::string launch_prefix;               // --launch as given
+  std::vector<std::string> launch;         // --launch in words; empty: none
+  std::vector<std::string> job_arguments;  // a fresh job's command line (run_arguments)
+  bool in_jobs() const { return repeat > 1 || !launch.empty(); }
+};
+
 // Every `run` flag (backends' own flags from the registry included), in --help order. Output,
 // progress and repetition flags belong to the sweep itself: a fresh job is not given them again.
-const Flags<RunRequest>& run_flags();
+const Flags<RunRequest, RunPlan>& run_flags();
+
+// Reads every row of run_flags() into the plan, then what depends on several flags: -e's
+// default, the sizes, the backends' own flags together, distinct outputs, -B's choices, and
+// fresh jobs (--repeat, --launch, and `jobs_for`, the option of a caller that runs the sweep as
+// jobs: tune's "--env"), refused under mpirun/srun, with --launch's launcher checked. A usage
+// Error names the first bad value.
+RunPlan plan_run(const RunRequest& rq, const char* jobs_for = nullptr);
 
 // The `run` command line that performs `rq`'s sweep once (for a fresh job): every relaunched
 // flag of run_flags() with its value.
 std::vector<std::string> run_arguments(const RunRequest& rq);
+
+// -N, else one rank per GPU this process sees (per --gpus GPUs), at least one.
+int wanted_ranks(const RunPlan& plan);
 
 }  // namespace cb

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "app/flags.hpp"
-#include "app/run_plan.hpp"
+#include "app/run_request.hpp"
 #include "common/tune_range.hpp"
 #include "report/tune/tune.hpp"
 

@@ -8,8 +8,8 @@
 
 namespace cb {
 
-template <class Request>
-void add_flags(CLI::App* cmd, const Flags<Request>& flags, Request& rq) {
+template <class Request, class Plan>
+void add_flags(CLI::App* cmd, const Flags<Request, Plan>& flags, Request& rq) {
   for (const auto& f : flags) {
     CLI::Option* o = f.toggle ? cmd->add_flag(f.names, rq.*f.toggle, f.help)
                      : f.list ? cmd->add_option(f.names, rq.*f.list, f.help)

@@ -22,13 +22,14 @@ namespace cb {
 
 using nlohmann::json;
 
-RoofInputs parse_roof_inputs(const std::string& link_gbps, const std::string& host_memory) {
-  RoofInputs in;
-  if (!link_gbps.empty()) {
-    double v = parse_double(link_gbps, "--roof-link-gbps");
-    if (!(v > 0)) usage_error("invalid --roof-link-gbps '{}': expected Gbit/s > 0", link_gbps);
-    in.link_gbps = v;
-  }
+void read_roof_link_gbps(const std::string& link_gbps, RoofInputs& in) {
+  if (link_gbps.empty()) return;
+  double v = parse_double(link_gbps, "--roof-link-gbps");
+  if (!(v > 0)) usage_error("invalid --roof-link-gbps '{}': expected Gbit/s > 0", link_gbps);
+  in.link_gbps = v;
+}
+
+void read_roof_host_memory(const std::string& host_memory, RoofInputs& in) {
   if (host_memory == "measure") {
     in.measure_host_memory_now = true;
   } else if (!host_memory.empty()) {
@@ -38,6 +39,12 @@ RoofInputs parse_roof_inputs(const std::string& link_gbps, const std::string& ho
     }
     in.host_memory_GBps = v;
   }
+}
+
+RoofInputs parse_roof_inputs(const std::string& link_gbps, const std::string& host_memory) {
+  RoofInputs in;
+  read_roof_link_gbps(link_gbps, in);
+  read_roof_host_memory(host_memory, in);
   return in;
 }
 

@@ -22,7 +22,10 @@ struct RoofInputs {
   bool host_memory = true;  // false: leave host memory out (tests of the other facts)
 };
 
-// Parses the two run flags; a usage Error naming the flag on a bad value.
+// Parses the two run flags, each into `in` (nothing when empty); a usage Error naming the flag on
+// a bad value.
+void read_roof_link_gbps(const std::string& link_gbps, RoofInputs& in);
+void read_roof_host_memory(const std::string& host_memory, RoofInputs& in);
 RoofInputs parse_roof_inputs(const std::string& link_gbps, const std::string& host_memory);
 
 // GB/s of a PCIe link: GT/s x lanes, 8b/10b below 8 GT/s, 128b/130b from 8 GT/s.
