@@ -34,9 +34,9 @@ std::vector<std::string> local_rails(const LinksOptions& o) {
 
 }  // namespace
 
-int probe_links_in_jobs(const ProbeRequest& rq, const LinksOptions& o,
+int probe_links_in_jobs(const std::string& launch, const DocumentOutput& out, const LinksOptions& o,
                         const std::vector<std::string>& args) {
-  const std::vector<std::string> prefix = split_command(rq.launch);
+  const std::vector<std::string> prefix = split_command(launch);
   launcher_kind(prefix.front(), build_mpi_flavor());
   check_launcher_exists(prefix.front());
   const std::vector<std::string> rails = local_rails(o);
@@ -59,7 +59,7 @@ int probe_links_in_jobs(const ProbeRequest& rq, const LinksOptions& o,
     }
   }
   const LinksResult r = merge_links_passes(docs, rails, o);
-  emit_document(rq.out, links_to_json(r), [&](std::ostream& os) { print_links(r, os); });
+  emit_document(out, links_to_json(r), [&](std::ostream& os) { print_links(r, os); });
   return 0;
 }
 

@@ -4,15 +4,17 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
-#include "app/probe.hpp"
 #include "probes/links.hpp"
+#include "report/format/document_output.hpp"
 
 namespace cb {
 
-// `o` is checked and its transport chosen; `args` are the probe's own options for every pass.
-// Returns the exit code (0); a pass that fails ends the probe with its job's exit code and line.
-int probe_links_in_jobs(const ProbeRequest& rq, const LinksOptions& o,
+// `launch` is the launcher prefix, `out` where the merged document goes; `o` is checked and its
+// transport chosen; `args` are the probe's own options for every pass. Returns the exit code
+// (0); a pass that fails ends the probe with its job's exit code and line.
+int probe_links_in_jobs(const std::string& launch, const DocumentOutput& out, const LinksOptions& o,
                         const std::vector<std::string>& args);
 
 }  // namespace cb

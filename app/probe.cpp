@@ -200,7 +200,7 @@ int probe_links(const ProbeRequest& rq) {
       usage_error(
           "probe links --launch starts a fresh job per NIC and cannot run under "
           "mpirun/srun: run commbench directly");
-    return probe_links_in_jobs(rq, o, pass_arguments(rq));
+    return probe_links_in_jobs(rq.launch, rq.out, o, pass_arguments(rq));
   }
   // Checked before the control channel starts: a lone process would become an MPI singleton.
   check_launch(launch, kLinksTimeoutSeconds);

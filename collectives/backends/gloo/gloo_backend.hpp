@@ -4,7 +4,7 @@
 #include <string>
 
 #include "collectives/backend.hpp"
-#include "collectives/backends/registry.hpp"
+#include "collectives/backends/backend_entry.hpp"
 
 namespace cb::gloo_backend {
 

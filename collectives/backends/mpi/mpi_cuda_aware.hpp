@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "collectives/backends/registry.hpp"
+#include "collectives/backends/backend_entry.hpp"
 
 namespace cb::mpi {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backends/registry.hpp"
+#include "collectives/backends/backend_entry.hpp"
 
 namespace cb::nccl {
 

@@ -2,7 +2,7 @@
 // applies to it alone.
 #pragma once
 
-#include "collectives/backends/registry.hpp"
+#include "collectives/backends/backend_entry.hpp"
 
 namespace cb::nccl {
 
