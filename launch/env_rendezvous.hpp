@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "collectives/backend.hpp"
+#include "core/control.hpp"
 #include "core/process_start.hpp"
 
 namespace cb {

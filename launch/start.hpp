@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/backend.hpp"
+#include "core/control.hpp"
 #include "core/process_start.hpp"
 
 namespace cb {
