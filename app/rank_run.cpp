@@ -153,13 +153,15 @@ int run_this_rank(RankRun& run) {
     bo.control = control.get();
     bo.timeout_seconds = run.plan.timeout;
     create_backends(run.backends, bo, watchdog, backends);
+    share_split_matrices(*control, run.sweep.split);
     plans = plan_backends(backends, run.sweep, control->rank() == 0);
     const RunHosts hosts = gather_hosts(*control);
     check_host_memory(*control, hosts.ranks_here, backends, plans);
-    const RunMeta meta = assemble_run_meta(
+    RunMeta meta = assemble_run_meta(
         *control, hosts, backends,
         {commbench_version(), commbench_git_commit(), bo.launch, run.backend_choice,
          host_topology_facts("/sys", run.plan.roof).dump(), topology_summary});
+    meta.split = split_meta(run.sweep, plans);
     run_session(run, *control, watchdog, backends, plans, meta, session);
     return 0;
   } catch (const Error& e) {

@@ -11,6 +11,7 @@
 #include "collectives/catalogue/catalogue.hpp"
 #include "collectives/catalogue/dtype.hpp"
 #include "collectives/catalogue/names.hpp"
+#include "collectives/catalogue/split.hpp"
 #include "common/error.hpp"
 #include "common/output_path.hpp"
 #include "common/units.hpp"
@@ -262,6 +263,32 @@ Flags<R, P> make_run_flags() {
                                   usage_error("invalid --repeat '{}': at most 1000 repetitions", v);
                                 p.repeat = static_cast<int>(n);
                               })));
+  f.push_back(each("--split", &R::splits,
+                   "alltoallv's split of the bytes between pairs of ranks: uniform, distance[:S], "
+                   "zipf:A, moe:E,K[,G][,CF] or matrix:FILE (default uniform); repeatable",
+                   [](P& p, const std::string& v) {
+                     SplitSettings& split = p.sweep.split;
+                     if (!split.requested) split.splits.clear();
+                     split.requested = true;
+                     SplitSpec spec = parse_split(v);
+                     const bool repeated = std::any_of(split.splits.begin(), split.splits.end(),
+                                                       [&](const auto& s) { return s == spec; });
+                     if (!repeated) split.splits.push_back(spec);
+                   }));
+  f.push_back(optional("--split-seed", &R::split_seed,
+                       "seed of the moe router's scores, the same on every rank (default 1)",
+                       [](P& p, const std::string& v) {
+                         p.sweep.split.seed = positive_count(v, "--split-seed", true);
+                       }));
+  f.push_back(optional("--moe-hidden", &R::moe_hidden,
+                       "elements per token of --split moe, of the case's dtype (default 7168)",
+                       [](P& p, const std::string& v) {
+                         p.sweep.split.moe_hidden = positive_count(v, "--moe-hidden", false);
+                         if (p.sweep.split.moe_hidden > (1ULL << 30)) {
+                           usage_error("invalid --moe-hidden '{}': at most {} elements per token",
+                                       v, 1ULL << 30);
+                         }
+                       }));
   f.push_back(text("--roof-link-gbps", &R::roof_link_gbps,
                    "network rate per host in Gbit/s for the roof, where sysfs cannot tell it "
                    "(virtual NICs, a throttled or emulated link)",
@@ -289,6 +316,24 @@ void size_defaults(P& p) {
     p.sweep.max_bytes = std::max(p.sweep.max_bytes, p.sweep.min_bytes);
   }
   sweep_sizes(p.sweep);
+}
+
+// alltoallv's splits: the router's seed and the tokens' size in every split, --split only where
+// alltoallv runs, and a matrix file read here, before any rank starts (the ranks take rank 0's
+// copy: share_split_matrices).
+void split_settings(P& p) {
+  SplitSettings& split = p.sweep.split;
+  for (auto& spec : split.splits) {
+    spec.seed = split.seed;
+    spec.moe_hidden = split.moe_hidden;
+  }
+  const auto& cs = p.sweep.collectives;
+  if (split.requested && std::find(cs.begin(), cs.end(), Collective::AllToAllV) == cs.end()) {
+    usage_error("--split applies to alltoallv, which -c does not select (add it: -c alltoallv)");
+  }
+  if (detect_launch().kind == LaunchInfo::Kind::Single) {
+    for (auto& spec : split.splits) load_matrix(spec);
+  }
 }
 
 // Fresh jobs: refused under mpirun/srun; --launch's prefix in words, its launcher known.
@@ -320,6 +365,7 @@ RunPlan plan_run(const RunRequest& rq, const char* jobs_for) {
     if (f.read) f.read(p, rq);
   }
   size_defaults(p);
+  split_settings(p);
   BackendOptions flags;
   flags.flags = p.backend_flags;
   check_backend_options(flags);
