@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "app/output_flags.hpp"
 #include "collectives/catalogue/catalogue.hpp"
 #include "collectives/catalogue/dtype.hpp"
 #include "collectives/catalogue/names.hpp"
@@ -137,36 +138,6 @@ void write_reports(const CheckRequest& rq, const CheckReport& report, const Chec
   }
 }
 
-using C = CheckRequest;
-
-Flags<C> make_check_flags() {
-  return {
-      value_flag("SPEC", &C::spec,
-                 "acceptance spec (TOML): [[results]] and [[topology]] tables (optional with "
-                 "--expect auto)"),
-      list_flag("RESULTS", &C::results, "result files (.json, .jsonl, .csv) from `run --output`"),
-      value_flag("--topology", &C::topology,
-                 "commbench/topology/v1 or cluster-topology/v1 document (`topo --format json`) "
-                 "instead of probing"),
-      value_flag("--links", &C::links,
-                 "commbench/links/v2 document (`probe links --format json`) for [[links]] "
-                 "tables"),
-      value_flag("--sysfs-root", &C::sysfs_root, "probe a captured tree laid out like /sys"),
-      value_flag("--junit", &C::junit, "also write JUnit XML: one testcase per requirement"),
-      value_flag("--expect", &C::expect,
-                 "auto: judge every collective's large-message efficiency against this "
-                 "hardware's roof, without a spec"),
-      value_flag("--min-efficiency", &C::min_efficiency,
-                 "with --expect auto: the efficiency every collective must reach (default: per "
-                 "kind of roof, see docs)"),
-      value_flag("--format", &C::format,
-                 fmt::format("stdout format: {} (default table)", listed(kCheckFormats.names()))),
-      value_flag("--output", &C::output,
-                 fmt::format("also write the report to FILE ({})",
-                             listed(kCheckFormats.extensions(), " "))),
-  };
-}
-
 // Exit 5 naming the first failed error-severity requirement.
 void fail_on_errors(const CheckReport& report) {
   if (report.failed() == 0) return;
@@ -182,7 +153,27 @@ void fail_on_errors(const CheckReport& report) {
 }  // namespace
 
 const Flags<CheckRequest>& check_flags() {
-  static const Flags<CheckRequest> flags = make_check_flags();
+  using C = CheckRequest;
+  static const Flags<C> flags = and_then(
+      {value_flag("SPEC", &C::spec,
+                  "acceptance spec (TOML): [[results]] and [[topology]] tables (optional with "
+                  "--expect auto)"),
+       list_flag("RESULTS", &C::results, "result files (.json, .jsonl, .csv) from `run --output`"),
+       value_flag("--topology", &C::topology,
+                  "commbench/topology/v1 or cluster-topology/v1 document (`topo --format json`) "
+                  "instead of probing"),
+       value_flag("--links", &C::links,
+                  "commbench/links/v2 document (`probe links --format json`) for [[links]] "
+                  "tables"),
+       value_flag("--sysfs-root", &C::sysfs_root, "probe a captured tree laid out like /sys"),
+       value_flag("--junit", &C::junit, "also write JUnit XML: one testcase per requirement"),
+       value_flag("--expect", &C::expect,
+                  "auto: judge every collective's large-message efficiency against this "
+                  "hardware's roof, without a spec"),
+       value_flag("--min-efficiency", &C::min_efficiency,
+                  "with --expect auto: the efficiency every collective must reach (default: per "
+                  "kind of roof, see docs)")},
+      report_flags(&C::format, &C::output, kCheckFormats));
   return flags;
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/output_flags.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -16,39 +17,6 @@
 namespace cb {
 
 namespace {
-
-using C = CompareRequest;
-
-Flags<C> make_compare_flags() {
-  Flag<C> files =
-      list_flag("FILES", &C::files,
-                "baseline result files or directories of earlier runs (.json, .jsonl, .csv), "
-                "then the new result file");
-  files.required = true;
-  files.min_values = 2;
-  return {
-      files,
-      value_flag("--threshold", &C::threshold,
-                 "effect floor of a single record, percent: the lower confidence bound of its "
-                 "ratio must exceed 1 + this (default 25, i.e. 1.25x)"),
-      value_flag("--level-threshold", &C::level_threshold,
-                 "effect floor of the level test (all records together), percent (default 5)"),
-      value_flag("--noise-factor", &C::noise_factor,
-                 "noise band = factor x max((p99-p50)/p50) of both records; 0 = off (default 1)"),
-      value_flag("--latency-bytes", &C::latency_bytes,
-                 "compare time below this size, busbw from it (default 64K)"),
-      value_flag("--alpha", &C::alpha,
-                 "1 - confidence of the launch tests, family-wise over the records (default "
-                 "0.01)"),
-      toggle_flag("--fail-on-missing", &C::fail_on_missing,
-                  "records only in BASE count as regressions"),
-      value_flag("--format", &C::format,
-                 fmt::format("stdout format: {} (default table)", listed(kCompareFormats.names()))),
-      value_flag("--output", &C::output,
-                 fmt::format("also write the report to FILE ({})",
-                             listed(kCompareFormats.extensions(), " "))),
-  };
-}
 
 // "5", "5%" or "2.5" percent -> fraction.
 double parse_percent(std::string text, const char* what) {
@@ -78,7 +46,27 @@ CompareOptions validate(const CompareRequest& rq) {
 }  // namespace
 
 const Flags<CompareRequest>& compare_flags() {
-  static const Flags<CompareRequest> flags = make_compare_flags();
+  using C = CompareRequest;
+  static const Flags<C> flags = and_then(
+      {required(list_flag("FILES", &C::files,
+                          "baseline result files or directories of earlier runs (.json, .jsonl, "
+                          ".csv), then the new result file"),
+                2),
+       value_flag("--threshold", &C::threshold,
+                  "effect floor of a single record, percent: the lower confidence bound of its "
+                  "ratio must exceed 1 + this (default 25, i.e. 1.25x)"),
+       value_flag("--level-threshold", &C::level_threshold,
+                  "effect floor of the level test (all records together), percent (default 5)"),
+       value_flag("--noise-factor", &C::noise_factor,
+                  "noise band = factor x max((p99-p50)/p50) of both records; 0 = off (default 1)"),
+       value_flag("--latency-bytes", &C::latency_bytes,
+                  "compare time below this size, busbw from it (default 64K)"),
+       value_flag("--alpha", &C::alpha,
+                  "1 - confidence of the launch tests, family-wise over the records (default "
+                  "0.01)"),
+       toggle_flag("--fail-on-missing", &C::fail_on_missing,
+                   "records only in BASE count as regressions")},
+      report_flags(&C::format, &C::output, kCompareFormats));
   return flags;
 }
 

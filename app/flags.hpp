@@ -76,4 +76,12 @@ Flag<Request> list_flag(std::string names, std::vector<std::string> Request::*fi
   return f;
 }
 
+// `f`, which must be given; a list of at least `at_least` values.
+template <class Request, class Plan>
+Flag<Request, Plan> required(Flag<Request, Plan> f, int at_least = 0) {
+  f.required = true;
+  f.min_values = at_least;
+  return f;
+}
+
 }  // namespace cb

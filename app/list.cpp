@@ -120,19 +120,14 @@ int list_algorithms(const ListRequest& rq) {
   return 0;
 }
 
-using L = ListRequest;
-
-Flags<L> make_list_flags() {
-  Flag<L> what = value_flag("what", &L::what, "collectives, backends, algorithms or dtypes");
-  what.required = true;
-  return {what, value_flag("-B,--backends", &L::backends, "only these backends"),
-          value_flag("-c,--collectives", &L::collectives, "only these collectives")};
-}
-
 }  // namespace
 
 const Flags<ListRequest>& list_flags() {
-  static const Flags<ListRequest> flags = make_list_flags();
+  using L = ListRequest;
+  static const Flags<L> flags = {
+      required(value_flag("what", &L::what, "collectives, backends, algorithms or dtypes")),
+      value_flag("-B,--backends", &L::backends, "only these backends"),
+      value_flag("-c,--collectives", &L::collectives, "only these collectives")};
   return flags;
 }
 

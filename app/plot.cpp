@@ -14,24 +14,6 @@ namespace cb {
 
 namespace {
 
-using P = PlotRequest;
-
-Flags<P> make_plot_flags() {
-  Flag<P> results =
-      list_flag("RESULTS", &P::results, "result files (.json, .jsonl, .csv) from `run --output`");
-  results.required = true;
-  Flag<P> output = value_flag("-o,--output", &P::output, "the chart to write (FILE.svg)");
-  output.required = true;
-  return {
-      results,
-      output,
-      value_flag("--metric", &P::metric, "busbw, algbw or time (default busbw)"),
-      value_flag("--collective", &P::collective,
-                 "plot only this collective (default: a panel each)"),
-      value_flag("--title", &P::title, "chart title (default: from the results' metadata)"),
-  };
-}
-
 PlotOptions validate(const PlotRequest& rq) {
   PlotOptions o;
   if (rq.metric == "busbw") {
@@ -67,7 +49,16 @@ PlotOptions validate(const PlotRequest& rq) {
 }  // namespace
 
 const Flags<PlotRequest>& plot_flags() {
-  static const Flags<PlotRequest> flags = make_plot_flags();
+  using P = PlotRequest;
+  static const Flags<P> flags = {
+      required(list_flag("RESULTS", &P::results,
+                         "result files (.json, .jsonl, .csv) from `run --output`")),
+      required(value_flag("-o,--output", &P::output, "the chart to write (FILE.svg)")),
+      value_flag("--metric", &P::metric, "busbw, algbw or time (default busbw)"),
+      value_flag("--collective", &P::collective,
+                 "plot only this collective (default: a panel each)"),
+      value_flag("--title", &P::title, "chart title (default: from the results' metadata)"),
+  };
   return flags;
 }
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "app/document_flags.hpp"
 #include "app/links_jobs.hpp"
+#include "app/output_flags.hpp"
 #include "collectives/catalogue/names.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <ostream>
 
-#include "app/document_flags.hpp"
+#include "app/output_flags.hpp"
 #include "collectives/backends/registry.hpp"
 #include "common/error.hpp"
 #include "common/host_name.hpp"

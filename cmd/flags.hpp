@@ -1,10 +1,13 @@
 // Registers a subcommand's flag table (app/flags.hpp) on the command line: the one place every
-// flag of every subcommand passes through.
+// flag of every subcommand passes through; and a subcommand as its table plus one call.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
+
 #include "app/flags.hpp"
+#include "cmd/subcommands.hpp"
 
 namespace cb {
 
@@ -21,6 +24,18 @@ void add_flags(CLI::App* cmd, const Flags<Request, Plan>& flags, Request& rq) {
                               f.refused_what));
     }
   }
+}
+
+// Subcommand `name` of `parent`: `flags` on a request of its own and, when it is chosen, `run`
+// on that request as the action.
+template <class Request, class Plan>
+CLI::App* add_command(CLI::App& parent, Action& action, const char* name, const char* help,
+                      const Flags<Request, Plan>& flags, int (*run)(const Request&)) {
+  auto rq = std::make_shared<Request>();
+  CLI::App* cmd = parent.add_subcommand(name, help);
+  add_flags(cmd, flags, *rq);
+  cmd->callback([rq, run, &action] { action = [rq, run] { return run(*rq); }; });
+  return cmd;
 }
 
 }  // namespace cb
