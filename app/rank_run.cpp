@@ -46,16 +46,18 @@ struct RankRun {
 };
 
 BackendOptions backend_options(const RunPlan& plan) {
-  BackendOptions bo;
-  bo.launch = detect_launch();
-  bo.memory = plan.memory;
-  bo.memory_explicit = plan.memory_given;
-  bo.flags = plan.backend_flags;
-  bo.gpus_per_process = plan.gpus;
-  bo.dtypes = plan.sweep.dtypes;
-  bo.ops = plan.sweep.ops;
-  for (const auto& a : plan.sweep.algorithms) bo.report_choice |= a == "default" || a == "all";
-  return bo;
+  const auto& algorithms = plan.sweep.algorithms;
+  const bool report_choice = std::any_of(algorithms.begin(), algorithms.end(), [](const auto& a) {
+    return a == "default" || a == "all";
+  });
+  return {.launch = detect_launch(),
+          .memory = plan.memory,
+          .memory_explicit = plan.memory_given,
+          .dtypes = plan.sweep.dtypes,
+          .ops = plan.sweep.ops,
+          .report_choice = report_choice,
+          .gpus_per_process = plan.gpus,
+          .flags = plan.backend_flags};
 }
 
 // Rank 0's writers: stdout in --format (unless the caller shows its own view), each --output,
