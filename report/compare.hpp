@@ -33,8 +33,8 @@ std::string describe(const RecordKey& k);
 struct CompareOptions {
   double threshold = 0.25;  // effect floor of the shape test: a ratio beyond 1 + threshold (1.25x)
   double level_threshold = 0.05;  // effect floor of the level test (1.05x)
-  double alpha = 0.01;      // 1 - confidence of each test (the shape test's over all records)
-  double noise_factor = 1.0;                // one launch a side: band = factor x max spread
+  double alpha = 0.01;            // 1 - confidence of each test (the shape test's over all records)
+  double noise_factor = 1.0;      // one launch a side: band = factor x max spread
   std::uint64_t latency_bytes = 64 * 1024;  // below this size time is shown, else busbw
   bool fail_on_missing = false;             // records only in BASE count as regressions
 };
@@ -60,10 +60,11 @@ struct Side {
   std::vector<double> values;  // the shown figure of each launch
 };
 
-// How a comparison was judged: over launches by the shape test, or, with one launch on a side,
-// by the single-launch noise-band rule.
-enum class Method { Shape, NoiseBand };
-const char* method_name(Method m);  // "shape" or "noise-band"
+// How a comparison was judged: over launches by the shape test; with one launch on a side, by the
+// single-launch rule (report/single_launch.hpp) on the interval of each median from its own
+// iterations, or, for files without that interval (written before it), by the noise-band rule.
+enum class Method { Shape, NoiseBand, SingleLaunch };
+const char* method_name(Method m);  // "shape", "noise-band" or "single-launch"
 
 struct Comparison {
   RecordKey key;
@@ -75,7 +76,8 @@ struct Comparison {
   double noise = 0;         // noise-band rule: the band as a fraction
   Method method = Method::NoiseBand;
   // Shape test: the p50 time ratio new / base after each launch's level is taken out, with its
-  // family-wise confidence bounds, and the floor it was judged against.
+  // family-wise confidence bounds, and the floor it was judged against (the single-launch rule:
+  // the same ratio, with bounds from each median's own interval and the launches' scatter).
   double ratio = 1, ratio_low = 0, ratio_high = 0;
   double floor = 0;
   bool floor_from_history = false;  // the floor is this record's own night-to-night threshold
@@ -86,13 +88,13 @@ struct Comparison {
 // The level test: every launch's geometric mean over the records both sides have, compared over
 // the launches whose control measurement agrees between the sides.
 struct LevelTest {
-  bool judged = false;      // false with one launch a side
-  bool gated = false;       // the control measurement was there to gate on
-  bool matched = false;     // enough launches agreed (or no gate was possible)
-  RatioVerdict verdict;     // ratio new / base of the geometric means
+  bool judged = false;   // false with one launch a side
+  bool gated = false;    // the control measurement was there to gate on
+  bool matched = false;  // enough launches agreed (or no gate was possible)
+  RatioVerdict verdict;  // ratio new / base of the geometric means
   double floor = 1.05;
   int base_launches = 0, new_launches = 0;  // of all, before the gate
-  std::string why;          // not matched: what differed and what to do
+  std::string why;                          // not matched: what differed and what to do
 };
 
 // Invalid: the new side has records with wrong elements, so its timings are not judged.
@@ -113,6 +115,14 @@ struct CompareReport {
   std::vector<std::string> warnings;  // different hardware, hosts, libraries, settings
   std::vector<std::string> notes;     // things not compared and why
   LevelTest level;
+  // One launch a side: why the records so judged cannot be decided (the launches' controls
+  // disagree or moved, a launch was disturbed, a change beyond the floor undecided); "" when they
+  // can. Its line is the report's inconclusive verdict.
+  std::string single_launch_why;
+  double single_launch_level = 1;  // geometric mean of new / base over those records
+  // Every such record slower alike beyond the floor, with agreeing controls: the regression is
+  // the level's (each of those rows is marked a regression).
+  bool single_launch_level_regression = false;
   WrongRecords wrong;      // on the new side
   int history_nights = 0;  // base files; from kHistoryNights on, floors come from the history
   CompareOutcome outcome = CompareOutcome::Ok;

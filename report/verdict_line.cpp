@@ -86,16 +86,14 @@ std::string shape_change(const CompareReport& r, const std::vector<const Compari
   auto shown = [slower](double v) { return slower ? v : 1 / v; };
   return fmt::format("{}\u00d7 {} ({} CI {}\u2013{}\u00d7, floor {}\u00d7{}; {})",
                      ratio_text(shown(ratio)), slower ? "slower" : "faster",
-                     confidence_text(r.options.alpha),
-                     ratio_text(slower ? low : shown(high)), ratio_text(slower ? high : shown(low)),
-                     ratio_text(floor), history ? " from its nights" : "",
-                     launches_text(*group.front()));
+                     confidence_text(r.options.alpha), ratio_text(slower ? low : shown(high)),
+                     ratio_text(slower ? high : shown(low)), ratio_text(floor),
+                     history ? " from its nights" : "", launches_text(*group.front()));
 }
 
 std::string noise_band_change(const Comparison& c) {
   return fmt::format("{} worse in {} (one launch a side: noise-band rule, threshold {:g} %)",
-                     percent_change(c.worse), metric_name(c.metric),
-                     (c.floor - 1) * 100);
+                     percent_change(c.worse), metric_name(c.metric), (c.floor - 1) * 100);
 }
 
 // The regressed records grouped by series, the first listed group first.
@@ -116,10 +114,11 @@ std::string regressions_line(const CompareReport& r) {
     for (const auto& s : order) {
       const auto& g = series[s];
       std::uint64_t lo = g.front()->key.bytes, hi = lo;
-      for (const Comparison* c : g) lo = std::min(lo, c->key.bytes), hi = std::max(hi, c->key.bytes);
+      for (const Comparison* c : g)
+        lo = std::min(lo, c->key.bytes), hi = std::max(hi, c->key.bytes);
       std::string where = series_name(g.front()->key, r.rows);
       if (g.front()->key.collective != "barrier") where += fmt::format(" {}", size_range(lo, hi));
-      const bool shape = g.front()->method == Method::Shape;
+      const bool shape = g.front()->method != Method::NoiseBand;
       parts.push_back(where + " " + (shape ? shape_change(r, g) : noise_band_change(*g.front())));
     }
   }
@@ -127,16 +126,18 @@ std::string regressions_line(const CompareReport& r) {
     parts.push_back(fmt::format("{} record{} only in base (first: {})", r.base_only.size(),
                                 r.base_only.size() == 1 ? "" : "s", describe(r.base_only.front())));
   }
-  return parts.empty() ? std::string() : parts.front() +
-             (parts.size() > 1 ? fmt::format("; and {} more series", parts.size() - 1) : "");
+  return parts.empty()
+             ? std::string()
+             : parts.front() +
+                   (parts.size() > 1 ? fmt::format("; and {} more series", parts.size() - 1) : "");
 }
 
 std::string level_text(const CompareReport& r, bool with_launches) {
   const LevelTest& l = r.level;
   const RatioVerdict& v = l.verdict;
-  std::string s = fmt::format("level {}\u00d7 ({} CI {}\u2013{}\u00d7, floor {}\u00d7", ratio_text(v.ratio),
-                              confidence_text(r.options.alpha), ratio_text(v.low),
-                              ratio_text(v.high), ratio_text(l.floor));
+  std::string s = fmt::format("level {}\u00d7 ({} CI {}\u2013{}\u00d7, floor {}\u00d7",
+                              ratio_text(v.ratio), confidence_text(r.options.alpha),
+                              ratio_text(v.low), ratio_text(v.high), ratio_text(l.floor));
   if (with_launches) {
     s += fmt::format("; {} v {} launches{}", v.reference_launches, v.candidate_launches,
                      l.gated ? " whose control agrees" : ", no control measured");
@@ -155,6 +156,13 @@ std::string verdict_line(const CompareReport& r) {
                                                  w.count - 1, w.count > 2 ? "s" : "")
                                    : "");
   }
+  if (r.outcome == CompareOutcome::Regression && r.single_launch_level_regression &&
+      r.count(Verdict::Regression) == static_cast<int>(r.rows.size())) {
+    return fmt::format(
+        "REGRESSION every record {}\u00d7 slower (geometric mean over {} records, floor "
+        "{}\u00d7; 1 v 1 launches whose controls agree)",
+        ratio_text(r.single_launch_level), r.rows.size(), ratio_text(1 + r.options.threshold));
+  }
   if (r.outcome == CompareOutcome::Regression) {
     std::string shape = regressions_line(r);
     if (!shape.empty()) return "REGRESSION " + shape;
@@ -172,26 +180,37 @@ std::string verdict_line(const CompareReport& r) {
         "in base, {} only in new)",
         r.base_only.size(), r.new_only.size());
   }
-  if (r.outcome == CompareOutcome::Inconclusive) return "INCONCLUSIVE " + r.level.why;
+  if (r.outcome == CompareOutcome::Inconclusive) {
+    return "INCONCLUSIVE " + (r.single_launch_why.empty() ? r.level.why : r.single_launch_why);
+  }
   // The record that came closest to its floor.
   const Comparison* worst = nullptr;
   auto closeness = [](const Comparison& c) {
-    return c.method == Method::Shape ? std::log(c.ratio_low) / std::log(c.floor)
-                                     : c.worse / (c.floor - 1);
+    return c.method != Method::NoiseBand ? std::log(c.ratio_low) / std::log(c.floor)
+                                         : c.worse / (c.floor - 1);
   };
   for (const auto& c : r.rows) {
     if (!worst || closeness(c) > closeness(*worst)) worst = &c;
   }
   std::string where = series_name(worst->key, r.rows);
-  if (worst->key.collective != "barrier") where += fmt::format(" {}", format_size(worst->key.bytes));
+  if (worst->key.collective != "barrier")
+    where += fmt::format(" {}", format_size(worst->key.bytes));
   if (worst->method == Method::NoiseBand) {
     return fmt::format("OK worst {} {}", where, noise_band_change(*worst));
   }
-  return fmt::format("OK worst {} {}\u00d7 ({} CI {}\u2013{}\u00d7, floor {}\u00d7); {}; {} v {} launches",
-                     where, ratio_text(worst->ratio), confidence_text(r.options.alpha),
-                     ratio_text(worst->ratio_low), ratio_text(worst->ratio_high),
-                     ratio_text(worst->floor), level_text(r, false), worst->base.runs,
-                     worst->next.runs);
+  if (worst->method == Method::SingleLaunch) {
+    return fmt::format(
+        "OK worst {} {}\u00d7 ({} CI {}\u2013{}\u00d7, floor {}\u00d7); level {}\u00d7 over {} "
+        "records; 1 v 1 launches",
+        where, ratio_text(worst->ratio), confidence_text(r.options.alpha),
+        ratio_text(worst->ratio_low), ratio_text(worst->ratio_high), ratio_text(worst->floor),
+        ratio_text(r.single_launch_level), r.rows.size());
+  }
+  return fmt::format(
+      "OK worst {} {}\u00d7 ({} CI {}\u2013{}\u00d7, floor {}\u00d7); {}; {} v {} launches", where,
+      ratio_text(worst->ratio), confidence_text(r.options.alpha), ratio_text(worst->ratio_low),
+      ratio_text(worst->ratio_high), ratio_text(worst->floor), level_text(r, false),
+      worst->base.runs, worst->next.runs);
 }
 
 }  // namespace cb
