@@ -30,7 +30,8 @@ void register_check(CLI::App& app, Action& action) {
                 "kind of roof, see docs)");
   c->add_option("--reference", rq->references,
                 "with --expect auto: a healthy run of this kind of node (`run --repeat N "
-                "--output FILE`) to judge host-memory collectives against; repeatable");
+                "--output FILE`) to judge host-memory collectives against; repeatable")
+      ->allow_extra_args(false);  // one file per --reference: the rest are results
   c->add_option("--fleet-fraction", rq->fleet_fraction,
                 "with --expect auto and several hosts: the fraction of its peers' median each "
                 "host must reach (default 0.75)");

@@ -255,10 +255,33 @@ HostJudgement judge_against_references(const std::vector<const ResultRecord*>& r
         run.pingpong_moved, run.compute_moved);
     return out;
   }
+  // Only quiet launches are judged, and only against quiet reference launches: a reference
+  // measured on a busy host is low, and would pass a quiet node twice as slow.
+  const double quiet_load = kQuietLoadPerCpu * std::max(1, machine.cpus);
+  if (run.load_average > quiet_load) {
+    out.measured = fmt::format(
+        "not judged: the host was busy (load average {:.1f} at the launch's start on {} CPUs; "
+        "judged up to {:g}): rerun on a quiet host",
+        run.load_average, machine.cpus, quiet_load);
+    return out;
+  }
+  if (run.steal_fraction > kMaxStealFraction) {
+    out.measured = fmt::format(
+        "not judged: the hypervisor took {:.0f} % of the CPU time during the launch (judged up to "
+        "{:g} %): rerun",
+        run.steal_fraction * 100, kMaxStealFraction * 100);
+    return out;
+  }
   std::vector<std::size_t> agree;
   std::vector<double> ref_pp, ref_cu;
+  int quiet = 0;
   for (std::size_t i = 0; i < ref->launches.size(); ++i) {
     const LaunchConditions& l = ref->launches[i];
+    if (l.load_average > kQuietLoadPerCpu * std::max(1, ref->cpus) ||
+        l.steal_fraction > kMaxStealFraction) {
+      continue;
+    }
+    ++quiet;
     ref_pp.push_back(l.pingpong_ns);
     ref_cu.push_back(l.compute_us);
     const double fp = run.pingpong_ns / l.pingpong_ns, fc = run.compute_us / l.compute_us;
@@ -267,38 +290,24 @@ HostJudgement judge_against_references(const std::vector<const ResultRecord*>& r
     }
   }
   out.launches = static_cast<int>(agree.size());
+  if (quiet < kMinReferenceLaunches) {
+    out.measured = fmt::format(
+        "not judged: {} of the reference's {} launches ran on a quiet host (load average up to "
+        "{:g} per CPU), fewer than {}: measure the reference again on a quiet host",
+        quiet, ref->launches.size(), kQuietLoadPerCpu, kMinReferenceLaunches);
+    return out;
+  }
   if (static_cast<int>(agree.size()) < kMinReferenceLaunches) {
     out.measured = fmt::format(
         "not judged: this launch's control (core-to-core round trip {:.0f} ns, compute loop {:.0f} "
-        "us) agrees with {} of the reference's {} launches (round trip {:.0f}-{:.0f} ns, compute "
-        "{:.0f}-{:.0f} us), fewer than {}: the machine ran in another mode than the reference saw; "
-        "rerun, or measure a reference in this mode",
-        run.pingpong_ns, run.compute_us, agree.size(), ref->launches.size(),
+        "us) agrees with {} of the reference's {} quiet launches (round trip {:.0f}-{:.0f} ns, "
+        "compute {:.0f}-{:.0f} us), fewer than {}: the machine ran in another mode than the "
+        "reference saw; rerun, or measure a reference in this mode",
+        run.pingpong_ns, run.compute_us, agree.size(), quiet,
         *std::min_element(ref_pp.begin(), ref_pp.end()),
         *std::max_element(ref_pp.begin(), ref_pp.end()),
         *std::min_element(ref_cu.begin(), ref_cu.end()),
         *std::max_element(ref_cu.begin(), ref_cu.end()), kMinReferenceLaunches);
-    return out;
-  }
-  double busiest = 0, most_steal = 0;
-  for (std::size_t i : agree) {
-    busiest = std::max(busiest, ref->launches[i].load_average);
-    most_steal = std::max(most_steal, ref->launches[i].steal_fraction);
-  }
-  const double allowance = std::max(1.0, machine.cpus / 2.0);
-  if (run.load_average > busiest + allowance) {
-    out.measured = fmt::format(
-        "not judged: the host was busier than when the reference was measured (load average "
-        "{:.1f} at the launch's start on {} CPUs, the reference's launches at most {:.1f}): rerun "
-        "on a quiet host",
-        run.load_average, machine.cpus, busiest);
-    return out;
-  }
-  if (run.steal_fraction > most_steal + 0.05) {
-    out.measured = fmt::format(
-        "not judged: the hypervisor took {:.0f} % of the CPU time during the launch (the "
-        "reference's launches at most {:.0f} %): rerun",
-        run.steal_fraction * 100, most_steal * 100);
     return out;
   }
   // Each size against the median of the agreeing reference launches; the launch's figure is the

@@ -73,8 +73,11 @@ std::vector<HostReference> parse_host_references(const nlohmann::json& doc,
 // slower node to fall below the threshold.
 inline constexpr int kMinReferenceLaunches = 5;
 inline constexpr double kMaxHealthySpread = 1.6;
-// At most this share of a launch's records may have outliers for its figures to be judged.
-inline constexpr double kDisturbedRecordShare = 0.25;
+// A launch is judged, and a reference launch counts, only on a quiet host: a load average at its
+// start of at most this per CPU (the launch's own ranks included), and the hypervisor's steal at
+// most this share of the CPU time.
+inline constexpr double kQuietLoadPerCpu = 1.5;
+inline constexpr double kMaxStealFraction = 0.05;
 
 struct HostJudgement {
   bool judged = false;
