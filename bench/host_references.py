@@ -97,6 +97,15 @@ def main():
         doc = json.load(open(out))
     shown = "commbench " + " ".join(command[2:-2] + ["--output", "ref.json"])
     entry = entry_of(doc, shown, args.note)
+    # What healthy launches reach of the roof, per collective, where a row has an efficiency.
+    print("efficiency (busbw / roof) per launch, where the buffers exceed 2 x the caches:")
+    for r in doc["results"]:
+        if r["collective"] == "barrier" or r.get("efficiency") is None:
+            continue
+        e = [l["busbw_GBps"] / r["roof_GBps"] for l in r.get("repeats", [r]) if l.get("busbw_GBps")]
+        if e:
+            print(f"  {r['collective']:15s} {r['bytes'] >> 20:3d} MiB {min(e):.3f}-{max(e):.3f} "
+                  f"(median {sorted(e)[len(e) // 2]:.3f}; roof {r['roof_GBps']:.2f} GB/s)")
     table = json.load(open(args.out))
     table["references"] = [e for e in table["references"]
                            if (e["machine"], e["backend"], e["library"], e["nranks"]) !=
