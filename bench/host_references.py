@@ -25,16 +25,9 @@ import subprocess
 import sys
 import tempfile
 
+from compare_false_alarms import default_commbench, uptime
+
 COLLECTIVES = "allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,gather,scatter,sendrecv"
-
-
-def uptime():
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
-def default_commbench():
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.join(here, "..", "build", "cmd", "commbench")
 
 
 def entry_of(doc, command, note):

@@ -36,20 +36,13 @@ import sys
 import tempfile
 import time
 
+from compare_false_alarms import default_commbench, uptime
+
 SWEEP = ["-N", "2", "-c", "allreduce,allgather,broadcast,alltoall", "-b", "64K", "-e", "16M",
          "--progress", "never"]
 FIGURES = ["iters", "time_us", "min_us", "p50_us", "p99_us", "max_us", "cv", "algbw_GBps",
            "busbw_GBps", "wrong", "fault_bytes", "p50_low_us", "p50_high_us"]
 MiB = 1 << 20
-
-
-def uptime():
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
-def default_commbench():
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.join(here, "..", "build", "cmd", "commbench")
 
 
 # --- record --------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include "report/check.hpp"
 #include "report/host_reference.hpp"
 #include "report/repetitions.hpp"
+#include "report_fixtures.hpp"
 
 namespace cb {
 namespace {
@@ -19,17 +20,8 @@ const MachineOf kMachine{"AMD EPYC", 2};
 
 ResultRecord allreduce(std::uint64_t bytes, double busbw,
                        const std::string& library = "Open MPI 4.1.4") {
-  ResultRecord r;
-  r.backend = "mpi";
+  ResultRecord r = test::mpi_allreduce_record(bytes);
   r.library = library;
-  r.algorithm = "default";
-  r.collective = "allreduce";
-  r.dtype = "float";
-  r.op = "sum";
-  r.placement = "out";
-  r.nranks = 2;
-  r.nnodes = 1;
-  r.bytes = bytes;
   r.busbw_GBps = busbw;
   r.algbw_GBps = busbw;
   r.time_us = static_cast<double>(bytes) / busbw / 1e3;
@@ -105,7 +97,8 @@ TEST(HostReference, ALaunchInAnotherModeIsNotJudged) {
   HostJudgement j = judge(3, quiet(300));
   EXPECT_FALSE(j.judged);
   EXPECT_EQ(j.measured.rfind("not judged: this launch's control (core-to-core round trip 300 ns, "
-                             "compute loop 100 us) agrees with 0 of the reference's 6 launches",
+                             "compute loop 100 us) agrees with 0 of the reference's 6 quiet "
+                             "launches",
                              0),
             0u)
       << j.measured;
@@ -114,12 +107,19 @@ TEST(HostReference, ALaunchInAnotherModeIsNotJudged) {
   EXPECT_NE(judge(3, moved).measured.find("not judged: the machine changed during this launch"),
             std::string::npos);
   LaunchConditions busy = quiet();
-  busy.load_average = 2.5;  // the references' 1 + one per two CPUs (1) is the most
-  EXPECT_NE(judge(3, busy).measured.find("not judged: the host was busier than when the "
-                                         "reference was measured (load average 2.5"),
+  busy.load_average = 3.1;  // above 1.5 per CPU on 2 CPUs
+  EXPECT_NE(judge(3, busy).measured.find("not judged: the host was busy (load average 3.1 at the "
+                                         "launch's start on 2 CPUs; judged up to 3)"),
             std::string::npos);
-  busy.load_average = 2;
+  busy.load_average = 3;
   EXPECT_TRUE(judge(3, busy).judged);
+  // A reference measured on a busy host would pass a quiet node twice as slow: it does not count.
+  HostReference loaded = reference();
+  for (auto& l : loaded.launches) l.load_average = 11;
+  EXPECT_NE(judge(3, quiet(), loaded)
+                .measured.find("not judged: 0 of the reference's 6 launches "
+                               "ran on a quiet host"),
+            std::string::npos);
   LaunchConditions none;
   EXPECT_NE(judge(3, none).measured.find("not judged: no control measurement"), std::string::npos);
 }
@@ -148,7 +148,9 @@ TEST(HostReference, NoReferenceForTheLibraryOrMachineIsNotJudgedAndSaysHowToMeas
   // Too few launches in the machine's mode.
   HostJudgement few = judge(3, quiet(), reference({5, 6, 7}));
   EXPECT_FALSE(few.judged);
-  EXPECT_NE(few.measured.find("agrees with 3 of the reference's 3 launches"), std::string::npos);
+  EXPECT_NE(few.measured.find("not judged: 3 of the reference's 3 launches ran on a quiet host"),
+            std::string::npos)
+      << few.measured;
 }
 
 // A healthy `run --repeat 6` file becomes a reference: one launch per repetition, with its control.
