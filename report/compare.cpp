@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -14,8 +14,8 @@
 #include "common/launch_control.hpp"
 #include "common/units.hpp"
 #include "report/compare_output.hpp"
-#include "report/launch_statistics.hpp"
 #include "report/repetitions.hpp"
+#include "report/launch_statistics.hpp"
 #include "report/single_launch.hpp"
 #include "report/verdict_line.hpp"
 
@@ -296,8 +296,9 @@ void judge_over_launches(CompareReport& report, const Launches& base, const Laun
   const double confidence = 1 - report.options.alpha;
   for (std::size_t k = 0; k < rows.size(); ++k) {
     Comparison& c = *rows[k];
-    const RatioVerdict v = judge_log_launches(column(base_shape, k), column(new_shape, k),
-                                              {c.floor, confidence, static_cast<int>(rows.size())});
+    const RatioVerdict v =
+        judge_log_launches(column(base_shape, k), column(new_shape, k),
+                           {c.floor, confidence, static_cast<int>(rows.size())});
     c.ratio = v.ratio;
     c.ratio_low = v.low;
     c.ratio_high = v.high;
@@ -306,8 +307,8 @@ void judge_over_launches(CompareReport& report, const Launches& base, const Laun
     } else if (v.change == Change::Faster) {
       c.verdict = Verdict::Improvement;
     } else {
-      c.verdict =
-          std::abs(std::log(c.ratio)) > std::log(c.floor) ? Verdict::Noise : Verdict::Unchanged;
+      c.verdict = std::abs(std::log(c.ratio)) > std::log(c.floor) ? Verdict::Noise
+                                                                   : Verdict::Unchanged;
     }
   }
 
