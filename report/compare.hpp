@@ -33,8 +33,8 @@ std::string describe(const RecordKey& k);
 struct CompareOptions {
   double threshold = 0.25;  // effect floor of the shape test: a ratio beyond 1 + threshold (1.25x)
   double level_threshold = 0.05;  // effect floor of the level test (1.05x)
-  double alpha = 0.01;            // 1 - confidence of each test (the shape test's over all records)
-  double noise_factor = 1.0;      // one launch a side: band = factor x max spread
+  double alpha = 0.01;      // 1 - confidence of each test (the shape test's over all records)
+  double noise_factor = 1.0;                // one launch a side: band = factor x max spread
   std::uint64_t latency_bytes = 64 * 1024;  // below this size time is shown, else busbw
   bool fail_on_missing = false;             // records only in BASE count as regressions
 };
@@ -88,13 +88,13 @@ struct Comparison {
 // The level test: every launch's geometric mean over the records both sides have, compared over
 // the launches whose control measurement agrees between the sides.
 struct LevelTest {
-  bool judged = false;   // false with one launch a side
-  bool gated = false;    // the control measurement was there to gate on
-  bool matched = false;  // enough launches agreed (or no gate was possible)
-  RatioVerdict verdict;  // ratio new / base of the geometric means
+  bool judged = false;      // false with one launch a side
+  bool gated = false;       // the control measurement was there to gate on
+  bool matched = false;     // enough launches agreed (or no gate was possible)
+  RatioVerdict verdict;     // ratio new / base of the geometric means
   double floor = 1.05;
   int base_launches = 0, new_launches = 0;  // of all, before the gate
-  std::string why;                          // not matched: what differed and what to do
+  std::string why;          // not matched: what differed and what to do
 };
 
 // Invalid: the new side has records with wrong elements, so its timings are not judged.

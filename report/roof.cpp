@@ -49,8 +49,9 @@ std::optional<double> default_min_efficiency(RoofKind k) {
     case RoofKind::Pcie:
       return 0.5;  // healthy 0.56-0.71 (H100 PCIe)
     case RoofKind::Network:
-      return 0.75;              // healthy 0.83-0.99
-    case RoofKind::HostMemory:  // judged against measured references instead (check_host_reference)
+      return 0.75;  // healthy 0.83-0.99
+    // Host memory is judged against healthy references instead (report/host_reference.hpp).
+    case RoofKind::HostMemory:
     case RoofKind::Cache:
     case RoofKind::Unknown:
       break;

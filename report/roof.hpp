@@ -65,7 +65,7 @@ struct LargeMessageEfficiency {
   std::string basis;
   std::uint64_t min_bytes = 0, max_bytes = 0;  // the sizes used
   int sizes = 0;
-  std::string why_not;           // when not judged
+  std::string why_not;  // when not judged
   bool allocator_bound = false;  // not judged because of the page faults of each call
 };
 // Not judged where, at those sizes, the ranks page-faulted in at least kAllocatorBoundShare of a

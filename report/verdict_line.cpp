@@ -86,14 +86,16 @@ std::string shape_change(const CompareReport& r, const std::vector<const Compari
   auto shown = [slower](double v) { return slower ? v : 1 / v; };
   return fmt::format("{}\u00d7 {} ({} CI {}\u2013{}\u00d7, floor {}\u00d7{}; {})",
                      ratio_text(shown(ratio)), slower ? "slower" : "faster",
-                     confidence_text(r.options.alpha), ratio_text(slower ? low : shown(high)),
-                     ratio_text(slower ? high : shown(low)), ratio_text(floor),
-                     history ? " from its nights" : "", launches_text(*group.front()));
+                     confidence_text(r.options.alpha),
+                     ratio_text(slower ? low : shown(high)), ratio_text(slower ? high : shown(low)),
+                     ratio_text(floor), history ? " from its nights" : "",
+                     launches_text(*group.front()));
 }
 
 std::string noise_band_change(const Comparison& c) {
   return fmt::format("{} worse in {} (one launch a side: noise-band rule, threshold {:g} %)",
-                     percent_change(c.worse), metric_name(c.metric), (c.floor - 1) * 100);
+                     percent_change(c.worse), metric_name(c.metric),
+                     (c.floor - 1) * 100);
 }
 
 // The regressed records grouped by series, the first listed group first.
@@ -114,8 +116,7 @@ std::string regressions_line(const CompareReport& r) {
     for (const auto& s : order) {
       const auto& g = series[s];
       std::uint64_t lo = g.front()->key.bytes, hi = lo;
-      for (const Comparison* c : g)
-        lo = std::min(lo, c->key.bytes), hi = std::max(hi, c->key.bytes);
+      for (const Comparison* c : g) lo = std::min(lo, c->key.bytes), hi = std::max(hi, c->key.bytes);
       std::string where = series_name(g.front()->key, r.rows);
       if (g.front()->key.collective != "barrier") where += fmt::format(" {}", size_range(lo, hi));
       const bool shape = g.front()->method != Method::NoiseBand;
@@ -126,18 +127,16 @@ std::string regressions_line(const CompareReport& r) {
     parts.push_back(fmt::format("{} record{} only in base (first: {})", r.base_only.size(),
                                 r.base_only.size() == 1 ? "" : "s", describe(r.base_only.front())));
   }
-  return parts.empty()
-             ? std::string()
-             : parts.front() +
-                   (parts.size() > 1 ? fmt::format("; and {} more series", parts.size() - 1) : "");
+  return parts.empty() ? std::string() : parts.front() +
+             (parts.size() > 1 ? fmt::format("; and {} more series", parts.size() - 1) : "");
 }
 
 std::string level_text(const CompareReport& r, bool with_launches) {
   const LevelTest& l = r.level;
   const RatioVerdict& v = l.verdict;
-  std::string s = fmt::format("level {}\u00d7 ({} CI {}\u2013{}\u00d7, floor {}\u00d7",
-                              ratio_text(v.ratio), confidence_text(r.options.alpha),
-                              ratio_text(v.low), ratio_text(v.high), ratio_text(l.floor));
+  std::string s = fmt::format("level {}\u00d7 ({} CI {}\u2013{}\u00d7, floor {}\u00d7", ratio_text(v.ratio),
+                              confidence_text(r.options.alpha), ratio_text(v.low),
+                              ratio_text(v.high), ratio_text(l.floor));
   if (with_launches) {
     s += fmt::format("; {} v {} launches{}", v.reference_launches, v.candidate_launches,
                      l.gated ? " whose control agrees" : ", no control measured");
@@ -193,8 +192,7 @@ std::string verdict_line(const CompareReport& r) {
     if (!worst || closeness(c) > closeness(*worst)) worst = &c;
   }
   std::string where = series_name(worst->key, r.rows);
-  if (worst->key.collective != "barrier")
-    where += fmt::format(" {}", format_size(worst->key.bytes));
+  if (worst->key.collective != "barrier") where += fmt::format(" {}", format_size(worst->key.bytes));
   if (worst->method == Method::NoiseBand) {
     return fmt::format("OK worst {} {}", where, noise_band_change(*worst));
   }

@@ -91,8 +91,8 @@ void split_settings(const RunRequest& rq, RunSettings& s) {
 
 RunFlag text(const char* names, std::string RunRequest::*field, const char* help,
              bool relaunched = true) {
-  return {names,   help,    [field](RunRequest& rq) -> std::string& { return rq.*field; },
-          nullptr, nullptr, relaunched};
+  return {names, help, [field](RunRequest& rq) -> std::string& { return rq.*field; }, nullptr,
+          nullptr, relaunched};
 }
 
 std::vector<RunFlag> make_run_flags() {
@@ -121,19 +121,16 @@ std::vector<RunFlag> make_run_flags() {
       text("--timeout", &R::timeout, "watchdog seconds on set-up and each operation (300)"),
       text("--format", &R::format, "stdout format: table, csv, json, md, gbench (default table)",
            false),
-      {"--output",
-       "also write FILE (.txt .csv .json .jsonl .md .gbench.json); repeatable",
-       {},
-       nullptr,
-       &R::outputs,
-       false},
+      {"--output", "also write FILE (.txt .csv .json .jsonl .md .gbench.json); repeatable", {},
+       nullptr, &R::outputs, false},
       text("--progress", &R::progress, "progress on stderr: auto, always, never", false),
   };
   for (const auto& e : backend_registry()) {
     for (const auto& b : e.flags) {
       const std::string name = b.name;
-      f.push_back({name, b.help,
-                   [name](RunRequest& rq) -> std::string& { return rq.backend_flags[name]; }});
+      f.push_back({name, b.help, [name](RunRequest& rq) -> std::string& {
+                     return rq.backend_flags[name];
+                   }});
     }
   }
   f.push_back(text("-g,--gpus", &R::gpus, "GPUs each process drives with -B nccl (default 1)"));
