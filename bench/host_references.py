@@ -58,7 +58,8 @@ def entry_of(doc, command, note):
                 figures[index[l.get("repeat", 0)]] = round(l["busbw_GBps"], 4)
         cases.append({"collective": r["collective"], "algorithm": r["algorithm"],
                       "dtype": r["dtype"], "op": r["op"], "placement": r["placement"],
-                      "root": r["root"], "bytes": r["bytes"], "busbw_GBps": figures})
+                      "root": r["root"], "bytes": r["bytes"], "split": r.get("split", ""),
+                      "busbw_GBps": figures})
     loads = [l["load_average"] for l in launches]
     return {"machine": {"cpu_model": facts.get("cpu_model", ""), "cpus": facts.get("cpus", 0)},
             "backend": backend, "library": library, "nranks": nranks,

@@ -86,8 +86,9 @@ std::vector<RequirementResult> across_files(const std::vector<const ResultFile*>
     for (const auto& r : f->records) {
       if (r.collective == "barrier" || !r.busbw_GBps || *r.busbw_GBps <= 0) continue;
       const std::string series = fmt::format(
-          "{} ({}/{}) {} {} {}{}", r.collective, r.backend, series_algorithm(r), r.dtype, r.op,
-          r.placement, r.root >= 0 ? fmt::format(" root {}", r.root) : std::string());
+          "{} ({}/{}) {} {} {}{}{}", r.collective, r.backend, series_algorithm(r), r.dtype, r.op,
+          r.placement, r.root >= 0 ? fmt::format(" root {}", r.root) : std::string(),
+          r.split.empty() ? std::string() : " " + r.split);
       if (!all.count(series)) order.push_back(series);
       all[series][host][r.bytes].push_back(*r.busbw_GBps);
     }

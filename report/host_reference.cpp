@@ -49,7 +49,7 @@ std::string figure(double v) {
 }  // namespace
 
 ReferenceCase reference_case_of(const ResultRecord& r) {
-  return {r.collective, r.algorithm, r.dtype, r.op, r.placement, r.root, r.bytes};
+  return {r.collective, r.algorithm, r.dtype, r.op, r.placement, r.root, r.bytes, r.split};
 }
 
 MachineOf machine_of(const ResultFile& f) {
@@ -162,7 +162,7 @@ std::vector<HostReference> parse_host_references(const json& doc, const std::str
             c.at("collective").get<std::string>(),    c.value("algorithm", std::string("default")),
             c.at("dtype").get<std::string>(),         c.at("op").get<std::string>(),
             c.value("placement", std::string("out")), c.value("root", -1),
-            c.at("bytes").get<std::uint64_t>()};
+            c.at("bytes").get<std::uint64_t>(),       c.value("split", std::string())};
         std::vector<double> v;
         for (const auto& x : c.at("busbw_GBps"))
           v.push_back(x.is_number() ? x.get<double>() : kNaN);

@@ -34,6 +34,7 @@ struct ReferenceCase {
   std::string collective, algorithm, dtype, op, placement;
   int root = -1;
   std::uint64_t bytes = 0;
+  std::string split;  // alltoallv's split, "" otherwise
   auto operator<=>(const ReferenceCase&) const = default;
 };
 ReferenceCase reference_case_of(const ResultRecord& r);
