@@ -28,6 +28,13 @@ void register_check(CLI::App& app, Action& action) {
   c->add_option("--min-efficiency", rq->min_efficiency,
                 "with --expect auto: the efficiency every collective must reach (default: per "
                 "kind of roof, see docs)");
+  c->add_option("--reference", rq->references,
+                "with --expect auto: a healthy run of this kind of node (`run --repeat N "
+                "--output FILE`) to judge host-memory collectives against; repeatable")
+      ->allow_extra_args(false);  // one file per --reference: the rest are results
+  c->add_option("--fleet-fraction", rq->fleet_fraction,
+                "with --expect auto and several hosts: the fraction of its peers' median each "
+                "host must reach (default 0.75)");
   c->add_option("--format", rq->format, "stdout format: table, json, md (default table)");
   c->add_option("--output", rq->output, "also write the report to FILE (.txt .json .md)");
   c->callback([rq, &action] { action = [rq] { return check(*rq); }; });

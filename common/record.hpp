@@ -94,6 +94,10 @@ struct ResultRecord {
   std::optional<double> imbalance_tax;
   std::optional<double> uniform_us;
   std::optional<double> drop_share;
+  // The distribution-free 99 % confidence interval of p50_us from the case's own per-iteration
+  // samples (order statistics; min and max where fewer than 8 samples cannot reach 99 %): what
+  // one launch knows of its median, for compare with one launch a side. Empty in older files.
+  std::optional<double> p50_low_us, p50_high_us;
   // A summary over repetitions: the figures above are medians over these, one per launch (each
   // with its `repeat`); empty for a record of one launch.
   std::vector<ResultRecord> repeats;
@@ -173,6 +177,8 @@ inline constexpr RecordField kResultFields[] = {
     {"imbalance_tax", &ResultRecord::imbalance_tax, kLater | kFigure},
     {"uniform_us",    &ResultRecord::uniform_us,    kLater | kFigure},
     {"drop_share",    &ResultRecord::drop_share,    kLater},
+    {"p50_low_us", &ResultRecord::p50_low_us, kLater | kFigure},
+    {"p50_high_us", &ResultRecord::p50_high_us, kLater | kFigure},
 };
 // clang-format on
 

@@ -54,6 +54,8 @@ ResultRecord summarize_repetitions(const std::vector<ResultRecord>& group) {
       has_outliers(s) && 2 * faulted > static_cast<long>(group.size()) ? kPageFaultCause : "";
   s.imbalance_tax = optional_median(group, [](const auto& r) { return r.imbalance_tax; });
   s.uniform_us = optional_median(group, [](const auto& r) { return r.uniform_us; });
+  s.p50_low_us = optional_median(group, [](const auto& r) { return r.p50_low_us; });
+  s.p50_high_us = optional_median(group, [](const auto& r) { return r.p50_high_us; });
   s.wrong.reset();
   for (const auto& r : group) {
     if (r.wrong) s.wrong = s.wrong.value_or(0) + *r.wrong;

@@ -153,7 +153,7 @@ std::vector<RunFlag> make_run_flags() {
                    "(virtual NICs, a throttled or emulated link)"));
   f.push_back(text("--roof-host-memory", &R::roof_host_memory,
                    "host memory copy bandwidth in GB/s for the roof, or 'measure' in this launch "
-                   "(default: measured once per boot and cached)"));
+                   "(default: the highest measured this boot, measured again after 10 minutes)"));
   f.push_back(text("--launch", &R::launch,
                    "launcher prefix for each launch, e.g. 'mpirun -np 16 --hostfile hosts' or "
                    "'srun -N 2 --ntasks-per-node 8'",

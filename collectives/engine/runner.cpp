@@ -449,6 +449,10 @@ ResultRecord make_record(const Backend& backend, const Case& c, const Measuremen
   r.p99_us = m.stats.p99;
   r.max_us = m.stats.max;
   r.cv = m.stats.cv;
+  if (m.iters > 0) {
+    r.p50_low_us = m.stats.p50_low;
+    r.p50_high_us = m.stats.p50_high;
+  }
   // alltoallv: nccl-tests' convention, the bytes of the rank that sends or receives the most.
   const double moved = c.split ? static_cast<double>(c.traffic.largest() * info(c.dtype).size)
                                : static_cast<double>(c.bytes);

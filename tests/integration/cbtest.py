@@ -35,6 +35,7 @@ RESULT_COLUMNS = [
     "max_us", "cv", "algbw_GBps", "busbw_GBps", "wrong", "env", "outliers",
     "roof_GBps", "efficiency", "roof_basis", "fault_bytes", "outlier_cause",
     "split", "incast", "send_skew", "imbalance_tax", "uniform_us", "drop_share",
+    "p50_low_us", "p50_high_us",
 ]
 COLLECTIVES = ["allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall",
                "gather", "scatter", "sendrecv", "barrier", "alltoallv"]

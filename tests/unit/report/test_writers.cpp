@@ -82,7 +82,7 @@ TEST(CsvWriter, HeaderIsTheContractAndRowsRoundTrip) {
             "backend,library,algorithm,collective,dtype,op,placement,root,nranks,nnodes,bytes,"
             "count,iters,time_us,min_us,p50_us,p99_us,max_us,cv,algbw_GBps,busbw_GBps,wrong,env,"
             "outliers,roof_GBps,efficiency,roof_basis,fault_bytes,outlier_cause,split,incast,"
-            "send_skew,imbalance_tax,uniform_us,drop_share\r");
+            "send_skew,imbalance_tax,uniform_us,drop_share,p50_low_us,p50_high_us\r");
   std::getline(in, line);
   line.pop_back();  // CR
   EXPECT_EQ(csv_split(line)[23], has_outliers(r) ? "true" : "false");
