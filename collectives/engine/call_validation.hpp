@@ -1,7 +1,7 @@
 // Validating one collective call exactly: every output element poisoned, each rank's input laid
 // down from the pattern (collectives/validation/pattern.hpp), the call run by every rank
-// together, then every rank's result checked against what it must hold. The runner validates
-// each case this way, and replay each collective of its step.
+// together, then every rank's result checked against what it must hold, as the runner validates
+// a case: replay validates each collective of its step this way.
 #pragma once
 
 #include <cstdint>
