@@ -24,13 +24,21 @@ const CLI::Validator& launcher_prefix() {
 }  // namespace
 
 void add_run_options(CLI::App* cmd, RunRequest& rq) {
+  add_run_options(cmd, rq, [](const RunFlag&) { return true; });
+}
+
+void add_run_options(CLI::App* cmd, RunRequest& rq, const std::function<bool(const RunFlag&)>& keep,
+                     const std::map<std::string, std::string>& help) {
   for (const auto& f : run_flags()) {
+    if (!keep(f)) continue;
+    auto it = help.find(f.long_name());
+    const std::string& text = it == help.end() ? f.help : it->second;
     if (f.toggle) {
-      cmd->add_flag(f.names, rq.*f.toggle, f.help);
+      cmd->add_flag(f.names, rq.*f.toggle, text);
     } else if (f.list) {
-      cmd->add_option(f.names, rq.*f.list, f.help);
+      cmd->add_option(f.names, rq.*f.list, text);
     } else {
-      CLI::Option* o = cmd->add_option(f.names, f.text(rq), f.help);
+      CLI::Option* o = cmd->add_option(f.names, f.text(rq), text);
       if (f.long_name() == "--launch") o->check(launcher_prefix());
     }
   }

@@ -66,18 +66,8 @@ class JsonlOutputs {
 
 }  // namespace
 
-int run(const RunRequest& rq, const ExtraWriter& extra) {
-  if (repeat_count(rq) > 1 || !rq.launch.empty()) return run_repeated(rq, extra);
-  check_run_request(rq);
-  check_distinct_outputs(rq.outputs);
+RunHooks run_meta_hooks(const RunRequest& rq) {
   RunHooks hooks;
-  hooks.rank0_writers = [&rq, &extra] {
-    std::vector<std::unique_ptr<Writer>> writers;
-    if (rq.results_to_stdout) writers.push_back(make_stdout_writer(rq.format));
-    for (const auto& path : rq.outputs) writers.push_back(make_file_writer(path));
-    if (extra) writers.push_back(extra());
-    return writers;
-  };
   hooks.version = commbench_version();
   hooks.git_commit = commbench_git_commit();
   hooks.topology_facts = [&rq] {
@@ -85,6 +75,21 @@ int run(const RunRequest& rq, const ExtraWriter& extra) {
         .dump();
   };
   hooks.summarise_topology = topology_summary;
+  return hooks;
+}
+
+int run(const RunRequest& rq, const ExtraWriter& extra) {
+  if (repeat_count(rq) > 1 || !rq.launch.empty()) return run_repeated(rq, extra);
+  check_run_request(rq);
+  check_distinct_outputs(rq.outputs);
+  RunHooks hooks = run_meta_hooks(rq);
+  hooks.rank0_writers = [&rq, &extra] {
+    std::vector<std::unique_ptr<Writer>> writers;
+    if (rq.results_to_stdout) writers.push_back(make_stdout_writer(rq.format));
+    for (const auto& path : rq.outputs) writers.push_back(make_file_writer(path));
+    if (extra) writers.push_back(extra());
+    return writers;
+  };
   // Ranks under a launcher leave the marking to the commbench that started them, if any: a
   // rank cannot tell its own failure from the run's.
   if (detect_launch().kind != LaunchInfo::Kind::Single) return run_request(rq, hooks);

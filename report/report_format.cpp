@@ -40,6 +40,8 @@ bool writes(const OutputFormat& f, Writes what) {
       return f.check != nullptr;
     case Writes::Document:
       return f.document != nullptr;
+    case Writes::Replay:
+      return f.replay != nullptr;
   }
   return false;
 }

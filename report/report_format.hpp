@@ -14,6 +14,7 @@
 
 #include "report/check_output.hpp"
 #include "report/compare_output.hpp"
+#include "report/replay_output.hpp"
 #include "report/writer.hpp"
 
 namespace cb {
@@ -32,6 +33,7 @@ struct OutputFormat {
   bool records_only;  // holds records but no verdict line: compare puts that on stderr
   void (*check)(const CheckReport&, std::ostream&);  // check's report
   DocumentWriter document;                           // topo, probe
+  void (*replay)(const ReplayReport&, std::ostream&);  // replay's report
 };
 
 void write_document_json(const nlohmann::json& doc, const std::function<void(std::ostream&)>&,
@@ -42,18 +44,18 @@ void write_document_tables(const nlohmann::json&,
 
 // clang-format off
 inline constexpr OutputFormat kOutputFormats[] = {
-//   name      extension       streamed results               compare              records check              document
-    {"table",  ".txt",         false,   make_table_writer,    write_compare_table, false,  write_check_table, write_document_tables},
-    {"csv",    ".csv",         false,   make_csv_writer,      write_compare_csv,   true,   nullptr,           nullptr},
-    {"json",   ".json",        false,   make_json_writer,     write_compare_json,  false,  write_check_json,  write_document_json},
-    {"jsonl",  ".jsonl",       true,    make_jsonl_writer,    nullptr,             false,  nullptr,           nullptr},
-    {"md",     ".md",          false,   make_markdown_writer, write_compare_md,    false,  write_check_md,    nullptr},
-    {"gbench", ".gbench.json", false,   make_gbench_writer,   nullptr,             false,  nullptr,           nullptr},
+//   name      extension       streamed results               compare              records check              document               replay
+    {"table",  ".txt",         false,   make_table_writer,    write_compare_table, false,  write_check_table, write_document_tables, write_replay_table},
+    {"csv",    ".csv",         false,   make_csv_writer,      write_compare_csv,   true,   nullptr,           nullptr,               write_replay_csv},
+    {"json",   ".json",        false,   make_json_writer,     write_compare_json,  false,  write_check_json,  write_document_json,   write_replay_json},
+    {"jsonl",  ".jsonl",       true,    make_jsonl_writer,    nullptr,             false,  nullptr,           nullptr,               nullptr},
+    {"md",     ".md",          false,   make_markdown_writer, write_compare_md,    false,  write_check_md,    nullptr,               nullptr},
+    {"gbench", ".gbench.json", false,   make_gbench_writer,   nullptr,             false,  nullptr,           nullptr,               nullptr},
 };
 // clang-format on
 
 // What a subcommand writes, so that it is offered the formats that have a writer for it.
-enum class Writes { Results, Compare, Check, Document };
+enum class Writes { Results, Compare, Check, Document, Replay };
 bool writes(const OutputFormat& f, Writes what);
 
 // The names of the formats that write `what`, in table order.

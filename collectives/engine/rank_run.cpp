@@ -135,18 +135,27 @@ int run_this_rank(RankRun& run) {
   std::vector<std::unique_ptr<Backend>> backends;
   std::vector<std::vector<Case>> plans;
   std::optional<Session> session;
+  std::vector<std::shared_ptr<void>> keep;
   try {
     bo.control = control.get();
     bo.timeout_seconds = run.s.timeout;
     create_backends(run.backends, bo, watchdog, backends);
+    auto meta_for = [&](const RunHosts& hosts) {
+      return assemble_run_meta(*control, hosts, backends,
+                               {run.hooks.version, run.hooks.git_commit, bo.launch,
+                                run.backend_choice, run.hooks.topology_facts(),
+                                run.hooks.summarise_topology});
+    };
+    if (run.hooks.rank_work) {
+      RankContext ctx{run.rq, run.s, *control, watchdog, backends, meta_for, keep};
+      run.hooks.rank_work(ctx);
+      return 0;
+    }
     share_split_matrices(*control, run.s.sweep.split);
     plans = plan_backends(backends, run.s.sweep, control->rank() == 0);
     const RunHosts hosts = gather_hosts(*control);
     check_host_memory(*control, hosts.ranks_here, backends, plans);
-    RunMeta meta =
-        assemble_run_meta(*control, hosts, backends,
-                          {run.hooks.version, run.hooks.git_commit, bo.launch, run.backend_choice,
-                           run.hooks.topology_facts(), run.hooks.summarise_topology});
+    RunMeta meta = meta_for(hosts);
     meta.split = split_meta(run.s.sweep, plans);
     run_session(run, *control, watchdog, backends, plans, meta, session);
     return 0;

@@ -225,9 +225,18 @@ int wanted_ranks(const RunRequest& rq, const RunSettings& s) {
 
 std::vector<std::string> run_arguments(const RunRequest& rq) {
   std::vector<std::string> a = {"run"};
+  for (auto& arg : run_flag_arguments(rq, [](const RunFlag&) { return true; })) {
+    a.push_back(std::move(arg));
+  }
+  return a;
+}
+
+std::vector<std::string> run_flag_arguments(const RunRequest& rq,
+                                            const std::function<bool(const RunFlag&)>& keep) {
+  std::vector<std::string> a;
   RunRequest values = rq;  // the flags' accessors take a request they may add a key to
   for (const auto& f : run_flags()) {
-    if (!f.relaunched) continue;
+    if (!f.relaunched || !keep(f)) continue;
     if (f.toggle) {
       a.push_back((values.*f.toggle ? "--" : "--no-") + f.long_name().substr(2));
     } else if (f.list) {

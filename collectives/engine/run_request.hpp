@@ -87,5 +87,9 @@ int wanted_ranks(const RunRequest& rq, const RunSettings& s);
 // The `run` command line that performs `rq`'s sweep once (for a fresh job): every relaunched
 // flag of run_flags() with its value.
 std::vector<std::string> run_arguments(const RunRequest& rq);
+// The same for the rows `keep` accepts, without the subcommand (another subcommand that takes
+// some of run's flags: replay).
+std::vector<std::string> run_flag_arguments(const RunRequest& rq,
+                                            const std::function<bool(const RunFlag&)>& keep);
 
 }  // namespace cb

@@ -36,10 +36,6 @@ void Session::note(const std::string& message, const SessionEvents& events) {
   std::cerr << "commbench: note: " << message << "\n";
 }
 
-namespace {
-
-// The order in which a plan's cases run: plan order, or shuffled by `seed` (Fisher-Yates on a
-// fixed generator, so that every rank draws the same order).
 std::vector<std::size_t> case_order(std::size_t n, std::uint64_t seed) {
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
@@ -48,8 +44,6 @@ std::vector<std::size_t> case_order(std::size_t n, std::uint64_t seed) {
   for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[gen() % i]);
   return order;
 }
-
-}  // namespace
 
 void Session::run(int nnodes, const SessionEvents& events) {
   std::size_t total = 0, done = 0;

@@ -27,6 +27,10 @@ struct SessionEvents {
   std::function<void()> before_note;  // a note is about to be printed on stderr
 };
 
+// The order in which `n` cases run: plan order, or shuffled by `seed` (Fisher-Yates on a fixed
+// generator, so that every rank draws the same order).
+std::vector<std::size_t> case_order(std::size_t n, std::uint64_t seed);
+
 class Session {
  public:
   // `plans[i]` are the cases of `backends[i]`.

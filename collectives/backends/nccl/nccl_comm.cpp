@@ -413,6 +413,19 @@ void NcclCommunicator::issue(const CollectiveCall& call) {
   }
 }
 
+std::vector<cuda::TimedStream> NcclCommunicator::lane_streams() const {
+  std::vector<cuda::TimedStream> out;
+  for (const auto& lane : lanes_) out.push_back({lane.device, lane.stream});
+  return out;
+}
+
+void NcclCommunicator::enqueue_call(const CollectiveCall& call) {
+  if (closed_) runtime_error("internal: a closed NCCL communicator was used");
+  last_ = call;
+  issued_ = true;
+  run(call);
+}
+
 namespace {
 bool same_call(const CollectiveCall& a, const CollectiveCall& b) {
   return a.collective == b.collective && a.dtype == b.dtype && a.op == b.op &&
