@@ -69,10 +69,14 @@ LinksResult merge_links_passes(const std::vector<nlohmann::json>& docs,
     r.confirmations += meta.value("confirmations", 0);
     r.seconds += meta.value("seconds", 0.0);
     for (const auto& p : d["pairs"]) {
+      auto optional_number = [&](const char* key) {
+        return p.contains(key) ? number(p.at(key)) : std::nullopt;
+      };
       r.pairs.push_back({p.value("src_rank", 0), p.value("dst_rank", 0),
                          p.value("src_host", std::string()), p.value("dst_host", std::string()),
                          number(p["bandwidth_GBps"]), number(p["latency_us"]), rails[k],
-                         static_cast<int>(k)});
+                         static_cast<int>(k), optional_number("remeasured_GBps"),
+                         optional_number("remeasured_latency_us")});
     }
   }
   std::sort(r.pairs.begin(), r.pairs.end(), [](const LinkSample& x, const LinkSample& y) {

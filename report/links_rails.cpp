@@ -38,12 +38,14 @@ std::vector<Rail> split_rails(const std::vector<LinkSample>& pairs, double min_f
 }
 
 // The median bandwidth over a rail's links, leaving out the links of hosts named within the
-// rail (one bad NIC among 4 hosts is in half of the rail's links), or over all of them where
+// rail (one bad NIC among 4 hosts is in half of the rail's links) or suspected there and not
+// confirmed (their tournament figures are what was not confirmed), or over all of them where
 // that leaves none.
 std::optional<double> rail_bandwidth(const Rail& r) {
   std::set<std::string> named;
-  for (const auto& s : r.verdict.stragglers)
-    if (s.component == "host") named.insert(s.host);
+  for (const auto* list : {&r.verdict.stragglers, &r.verdict.unconfirmed})
+    for (const auto& s : *list)
+      if (s.component == "host") named.insert(s.host);
   std::vector<double> healthy, all;
   for (const auto& l : r.verdict.links) {
     auto x = l.bandwidth_GBps;
@@ -102,8 +104,20 @@ LinksVerdict rails_verdict(const std::vector<LinkSample>& pairs, double min_frac
     const double ref = median_of(others);
     const double f = ref > 0 ? *mine / ref : 1.0;
     if (f < min_fraction)
-      named_rails.push_back(
-          {"", std::nullopt, "bandwidth", *mine, ref, f, "rail", r.nic, r.index, 0});
+      named_rails.push_back({"",
+                             std::nullopt,
+                             "bandwidth",
+                             *mine,
+                             ref,
+                             f,
+                             "rail",
+                             r.nic,
+                             r.index,
+                             0,
+                             {},
+                             {},
+                             {},
+                             {}});
   }
   // Or most of a rail's hosts named within it (a switch serving them).
   for (const auto& r : rails) {
@@ -124,8 +138,20 @@ LinksVerdict rails_verdict(const std::vector<LinkSample>& pairs, double min_frac
       }
     }
     const double v = median_of(values);
-    named_rails.push_back({"", std::nullopt, "bandwidth", v, median, median > 0 ? v / median : 1.0,
-                           "rail", r.nic, r.index, 0});
+    named_rails.push_back({"",
+                           std::nullopt,
+                           "bandwidth",
+                           v,
+                           median,
+                           median > 0 ? v / median : 1.0,
+                           "rail",
+                           r.nic,
+                           r.index,
+                           0,
+                           {},
+                           {},
+                           {},
+                           {}});
   }
   out.stragglers = named_rails;
 
@@ -162,6 +188,8 @@ LinksVerdict rails_verdict(const std::vector<LinkSample>& pairs, double min_frac
         nics.push_back(on_rail(s, r, "nic"));
       }
     }
+    for (const auto& s : r.verdict.unconfirmed)
+      out.unconfirmed.push_back(on_rail(s, r, is_host(s) ? "nic" : "link"));
   }
   out.stragglers.insert(out.stragglers.end(), nics.begin(), nics.end());
   out.stragglers.insert(out.stragglers.end(), links.begin(), links.end());
@@ -200,8 +228,26 @@ std::string describe_straggler(const Straggler& s) {
     who = "host " + s.host;
     why = " (most of its links are slow)";
   }
-  return fmt::format("{}: {} {:.3g} {} is {:.2f} of {} {:.3g} {}{}", who, s.metric, s.value, unit,
-                     s.fraction, of, s.median, unit, why);
+  std::string again;
+  if (s.remeasured && s.remeasured_median && s.noise_floor) {
+    again = fmt::format(
+        "; measured again{}: {:.3g} {} is {:.2f} of the healthy links' {:.3g} {}, whose lowest "
+        "was {:.2f} of it",
+        s.peer ? "" : " against other hosts", *s.remeasured, unit,
+        s.remeasured_fraction.value_or(0), *s.remeasured_median, unit, *s.noise_floor);
+  } else if (s.remeasured) {
+    again = fmt::format("; measured again{}: {:.3g} {}, with no healthy link measured beside it",
+                        s.peer ? "" : " against other hosts", *s.remeasured, unit);
+  }
+  return fmt::format("{}: {} {:.3g} {} is {:.2f} of {} {:.3g} {}{}{}", who, s.metric, s.value, unit,
+                     s.fraction, of, s.median, unit, why, again);
+}
+
+std::string describe_unconfirmed(const Straggler& s) {
+  const std::string line = "unconfirmed: " + describe_straggler(s);
+  if (!s.remeasured) return line + "; not measured again";
+  if (!s.noise_floor) return line;
+  return line + ": not beyond that noise";
 }
 
 }  // namespace cb

@@ -7,12 +7,16 @@
 // rank's buffer holds at least MIN_BYTES, for tests of compare), or map, write and unmap BYTES
 // of fresh memory after every call it issues in the timed loop (faults:R:BYTES, as an allocator
 // that maps a library's temporary buffers afresh on each call), or after a case's first N calls
-// only, warm-up included (faults:R:BYTES:N, as a library that grows its pools at first). Read once.
+// only, warm-up included (faults:R:BYTES:N, as a library that grows its pools at first), or read
+// its clock US microseconds ahead (skew:R:US, negative behind: a host whose clock is off, so that
+// lateness must estimate it). Several faults are separated by commas (slow:2:3000,slow:3:3000
+// slows two ranks). Read once.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cb {
 
@@ -21,13 +25,15 @@ struct TestFault {
   int corrupt_rank = -1;
   int die_rank = -1;
   std::uint64_t die_after_cases = 0;  // the cases rank die_rank finishes first
-  int slow_rank = -1;
+  std::vector<int> slow_ranks;
   int slow_us = 0;
   std::string slow_collective;       // empty: every collective
   std::uint64_t slow_min_bytes = 0;  // count x element size of the call
   int faults_rank = -1;
   std::size_t faults_bytes = 0;
   std::uint64_t faults_calls = 0;  // faults:R:BYTES:N: a case's first N calls only; 0: every call
+  int skew_rank = -1;
+  double skew_us = 0;
 };
 
 const TestFault& test_fault();

@@ -1,19 +1,55 @@
 #include "collectives/backends/nccl/event_timer.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
 
 #include "collectives/backends/nccl/cuda_check.hpp"
 
 namespace cb::cuda {
 
 EventPool::EventPool(std::vector<TimedStream> streams)
-    : streams_(std::move(streams)), events_(streams_.size()) {}
+    : streams_(std::move(streams)), events_(streams_.size()), entries_(streams_.size()) {}
 
 EventPool::~EventPool() {
   for (std::size_t s = 0; s < streams_.size(); ++s) {
     DeviceScope scope(streams_[s].device);
     for (cudaEvent_t e : events_[s]) cudaEventDestroy(e);
+    for (cudaEvent_t e : entries_[s]) cudaEventDestroy(e);
   }
+}
+
+void EventPool::ensure_entries(std::size_t per_stream) {
+  for (std::size_t s = 0; s < streams_.size(); ++s) {
+    if (entries_[s].size() >= per_stream) continue;
+    DeviceScope scope(streams_[s].device);
+    while (entries_[s].size() < per_stream) {
+      cudaEvent_t e = nullptr;
+      check(cudaEventCreate(&e), "cudaEventCreate");
+      entries_[s].push_back(e);
+    }
+  }
+}
+
+CallStamps stamps_from_events(double anchor_us, const std::vector<std::vector<double>>& exits_ms,
+                              const std::vector<std::vector<double>>& entries_ms) {
+  CallStamps out;
+  if (exits_ms.empty()) return out;
+  const std::size_t n = exits_ms.front().size();
+  out.entry.assign(n, anchor_us);
+  out.exit.assign(n, anchor_us);
+  for (std::size_t s = 0; s < exits_ms.size(); ++s) {
+    for (std::size_t i = 0; i < n && i < exits_ms[s].size(); ++i) {
+      const double exit = anchor_us + exits_ms[s][i] * 1000.0;
+      double entry = i == 0 ? anchor_us : anchor_us + exits_ms[s][i - 1] * 1000.0;
+      if (s < entries_ms.size() && i < entries_ms[s].size() && !std::isnan(entries_ms[s][i]))
+        entry = std::max(entry, anchor_us + entries_ms[s][i] * 1000.0);
+      out.exit[i] = std::max(out.exit[i], exit);
+      out.entry[i] = std::max(out.entry[i], entry);
+    }
+  }
+  return out;
 }
 
 void EventPool::ensure(std::size_t per_stream) {
@@ -38,11 +74,46 @@ class EventTimer : public IterationTimer {
     expected_ = std::max<std::size_t>(n, 1);
     group_ = (expected_ + kMaxTimedEvents - 1) / kMaxTimedEvents;
     pool_->ensure((expected_ + group_ - 1) / group_ + 1);
+    if (group_ == 1) pool_->ensure_entries(expected_);
   }
   void start() override {
     marks_ = 0;
     slot_ = 0;
+    entered_.assign(expected_, false);
+    // The stream is idle here (the previous batch's stop waited for it), so the start event
+    // runs as soon as it is recorded: the host's clock just then places every event.
+    const double before = now_us();
     record(0);
+    anchor_us_ = before;
+    anchor_error_us_ = now_us() - before;
+  }
+  // Before each call after the first (whose entry is the start event), where every iteration
+  // has an event of its own.
+  void enter() override {
+    if (group_ != 1 || marks_ == 0 || marks_ >= expected_) return;
+    const auto& streams = pool_->streams();
+    for (std::size_t s = 0; s < streams.size(); ++s) {
+      if (streams.size() > 1) check(cudaSetDevice(streams[s].device), "cudaSetDevice");
+      check(cudaEventRecord(pool_->entry_at(s, marks_), streams[s].stream), "cudaEventRecord");
+    }
+    entered_[marks_] = true;
+  }
+  bool needs_entries() const override { return true; }
+  CallStamps call_stamps() override {
+    if (group_ != 1 || marks_ == 0 || slot_ != marks_) return {};
+    std::vector<std::vector<double>> exits(pool_->streams().size()),
+        entries(pool_->streams().size());
+    for (std::size_t s = 0; s < exits.size(); ++s) {
+      for (std::size_t i = 0; i < marks_; ++i) {
+        exits[s].push_back(elapsed_ms(pool_->at(s, 0), pool_->at(s, i + 1)));
+        entries[s].push_back(i < entered_.size() && entered_[i]
+                                 ? elapsed_ms(pool_->at(s, 0), pool_->entry_at(s, i))
+                                 : std::numeric_limits<double>::quiet_NaN());
+      }
+    }
+    CallStamps out = stamps_from_events(anchor_us_, exits, entries);
+    out.error_us = anchor_error_us_;
+    return out;
   }
   void mark() override {
     ++marks_;
@@ -97,13 +168,22 @@ class EventTimer : public IterationTimer {
     }
   }
   double between(std::size_t s, std::size_t a, std::size_t b) const {
+    return elapsed_ms(pool_->at(s, a), pool_->at(s, b)) * 1000.0;
+  }
+  static double elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
     float ms = 0;
-    check(cudaEventElapsedTime(&ms, pool_->at(s, a), pool_->at(s, b)), "cudaEventElapsedTime");
-    return static_cast<double>(ms) * 1000.0;
+    check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    return static_cast<double>(ms);
+  }
+  static double now_us() {
+    using namespace std::chrono;
+    return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
   }
 
   std::shared_ptr<EventPool> pool_;
   std::size_t expected_ = 1, group_ = 1, marks_ = 0, slot_ = 0;
+  std::vector<bool> entered_;  // per iteration: its entry event was recorded
+  double anchor_us_ = 0, anchor_error_us_ = 0;
 };
 
 }  // namespace

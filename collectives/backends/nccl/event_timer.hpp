@@ -3,7 +3,10 @@
 // records an event after every iteration, so a sample is the GPU time between two consecutive
 // completions (the slowest of the process's GPUs). Host launch overhead shows up only where the GPU
 // waits for the host, as in a back-to-back loop. Batches larger than the event pool record every
-// k-th iteration and spread each interval evenly over its iterations.
+// k-th iteration and spread each interval evenly over its iterations. For lateness, the stamped
+// batch also records an event before each call (its entry: when the stream could start it, which
+// is later than the previous call's end where the host was late), and places the events on the
+// host's steady clock by the batch's first event, recorded on an idle stream.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,12 +33,25 @@ class EventPool {
 
   void ensure(std::size_t per_stream);  // at least this many events per stream
   cudaEvent_t at(std::size_t stream, std::size_t index) const { return events_[stream][index]; }
+  // Entry events (before each call), apart from the marks'.
+  void ensure_entries(std::size_t per_stream);
+  cudaEvent_t entry_at(std::size_t stream, std::size_t index) const {
+    return entries_[stream][index];
+  }
   const std::vector<TimedStream>& streams() const { return streams_; }
 
  private:
   std::vector<TimedStream> streams_;
   std::vector<std::vector<cudaEvent_t>> events_;
+  std::vector<std::vector<cudaEvent_t>> entries_;
 };
+
+// A batch's stamps on the host clock from its events: `anchor_us` is the host time of the start
+// event; exits_ms[s][i] and entries_ms[s][i] (NaN where not recorded: the previous exit, or the
+// start for the first call) are each event's time after the start event on stream s, in ms. Per
+// call, the latest stream's.
+CallStamps stamps_from_events(double anchor_us, const std::vector<std::vector<double>>& exits_ms,
+                              const std::vector<std::vector<double>>& entries_ms);
 
 inline constexpr std::size_t kMaxTimedEvents = 16384;
 

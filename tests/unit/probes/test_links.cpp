@@ -1,6 +1,8 @@
 // `probe links`: the tournament schedule (pure) and the straggler verdict (pure).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "probes/links_schedule.hpp"
@@ -95,7 +97,7 @@ std::vector<LinkSample> mesh(int n, const std::function<double(int, int)>& bw, d
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
       if (i != j)
-        out.push_back({i, j, host(i), host(j), bw(i, j), lat, std::nullopt, std::nullopt});
+        out.push_back({i, j, host(i), host(j), bw(i, j), lat, std::nullopt, std::nullopt, {}, {}});
   return out;
 }
 
@@ -155,15 +157,118 @@ TEST(LinksVerdict, LatencyAboveTheMedianOverFraction) {
 TEST(LinksVerdict, SeveralRanksPerHostAggregateAndSkipIntraHostPairs) {
   // Ranks 0,1 on a, 2,3 on b: the two a->b rank pairs give one link at their median; pairs
   // within a host (shared memory, far faster) take no part.
-  std::vector<LinkSample> pairs = {{0, 2, "a", "b", 1.0, 10, {}, {}},
-                                   {1, 3, "a", "b", 3.0, 30, {}, {}},
-                                   {0, 1, "a", "a", 50.0, 1, {}, {}},
-                                   {2, 0, "b", "a", 2.0, 20, {}, {}}};
+  std::vector<LinkSample> pairs = {{0, 2, "a", "b", 1.0, 10, {}, {}, {}, {}},
+                                   {1, 3, "a", "b", 3.0, 30, {}, {}, {}, {}},
+                                   {0, 1, "a", "a", 50.0, 1, {}, {}, {}, {}},
+                                   {2, 0, "b", "a", 2.0, 20, {}, {}, {}, {}}};
   auto v = links_verdict(pairs, 0.8);
   ASSERT_EQ(v.links.size(), 2u);
   EXPECT_DOUBLE_EQ(*v.links[0].bandwidth_GBps, 2.0);
   EXPECT_DOUBLE_EQ(*v.links[0].latency_us, 20);
   EXPECT_TRUE(v.stragglers.empty());
+}
+
+// The pairs measured again after the tournament: `again(i, j)` for each pair it gives a figure
+// (NaN: not measured again).
+void remeasure(std::vector<LinkSample>& pairs, const std::function<double(int, int)>& again) {
+  for (auto& p : pairs) {
+    const double x = again(p.src_rank, p.dst_rank);
+    if (!std::isnan(x)) p.remeasured_GBps = x;
+  }
+}
+
+constexpr double kNot = std::numeric_limits<double>::quiet_NaN();
+
+TEST(LinksConfirmation, HostSlowAgainAgainstOtherPeersIsNamed) {
+  auto pairs = mesh(4, [](int i, int j) { return i == 1 || j == 1 ? 0.2 : 1.0; });
+  // Measured again: h2 against the three others, and the healthy pairs beside it (0.9 to 1.0).
+  remeasure(pairs, [](int i, int j) {
+    return i == 1 || j == 1 ? 0.21 : (i == 0 && j == 3) || (i == 3 && j == 0) ? 0.9 : 1.0;
+  });
+  auto v = links_verdict(pairs, 0.8);
+  ASSERT_EQ(v.stragglers.size(), 1u);
+  EXPECT_TRUE(v.unconfirmed.empty());
+  const Straggler& s = v.stragglers[0];
+  EXPECT_EQ(s.host, "h2");
+  EXPECT_DOUBLE_EQ(s.value, 0.2);  // the tournament's figure
+  ASSERT_TRUE(s.remeasured && s.remeasured_median && s.noise_floor);
+  EXPECT_DOUBLE_EQ(*s.remeasured, 0.21);
+  // Healthy links measured again: h1<->h3 and h3<->h4 at 1.0, h1<->h4 at 0.9: median 1.0, the
+  // lowest 0.9 of it.
+  EXPECT_DOUBLE_EQ(*s.remeasured_median, 1.0);
+  EXPECT_DOUBLE_EQ(*s.noise_floor, 0.9);
+  EXPECT_EQ(describe_straggler(s),
+            "host h2: bandwidth 0.2 GB/s is 0.20 of the median 1 GB/s (most of its links are "
+            "slow); measured again against other hosts: 0.21 GB/s is 0.21 of the healthy links' "
+            "1 GB/s, whose lowest was 0.90 of it");
+}
+
+TEST(LinksConfirmation, HostFineWhenMeasuredAgainIsUnconfirmed) {
+  // The healthy run: h3 at 0.45 of the median in the tournament, at par measured again.
+  auto pairs = mesh(4, [](int i, int j) { return i == 2 || j == 2 ? 0.92 : 2.05; });
+  remeasure(pairs, [](int i, int j) { return i == 2 || j == 2 ? 1.95 : 2.0; });
+  auto v = links_verdict(pairs, 0.8);
+  EXPECT_TRUE(v.stragglers.empty());
+  ASSERT_EQ(v.unconfirmed.size(), 1u);
+  EXPECT_EQ(v.unconfirmed[0].host, "h3");
+  EXPECT_DOUBLE_EQ(*v.unconfirmed[0].remeasured, 1.95);
+  EXPECT_EQ(describe_unconfirmed(v.unconfirmed[0]).rfind("unconfirmed: host h3: bandwidth 0.92", 0),
+            0u);
+}
+
+TEST(LinksConfirmation, SlowAgainButWithinTheHealthyLinksNoiseIsUnconfirmed) {
+  // Measured again, h2 is at 0.6 of the healthy median: under 0.8, but one healthy link fell to
+  // 0.5 of it, so 0.6 is within the noise this run measured between healthy links.
+  auto pairs = mesh(4, [](int i, int j) { return i == 1 || j == 1 ? 0.3 : 1.0; });
+  auto healthy = [](int i, int j) { return i == 0 && j == 2 ? 0.5 : 1.0; };
+  remeasure(pairs, [&](int i, int j) { return i == 1 || j == 1 ? 0.6 : healthy(i, j); });
+  auto v = links_verdict(pairs, 0.8);
+  EXPECT_TRUE(v.stragglers.empty());
+  ASSERT_EQ(v.unconfirmed.size(), 1u);
+  EXPECT_DOUBLE_EQ(*v.unconfirmed[0].noise_floor, 0.5);
+  // Below that floor, it is confirmed.
+  remeasure(pairs, [&](int i, int j) { return i == 1 || j == 1 ? 0.45 : healthy(i, j); });
+  EXPECT_EQ(links_verdict(pairs, 0.8).stragglers.size(), 1u);
+}
+
+TEST(LinksConfirmation, LinkSlowAgainIsNamedAndOneFineAgainIsNot) {
+  auto pairs = mesh(4, [](int i, int j) { return i == 0 && j == 2 ? 1.0 : 4.0; });
+  remeasure(pairs, [](int i, int j) {
+    return i == 0 && j == 2 ? 1.1 : (i == 1 && j == 3) ? 4.0 : kNot;
+  });
+  auto v = links_verdict(pairs, 0.8);
+  ASSERT_EQ(v.stragglers.size(), 1u);
+  EXPECT_EQ(v.stragglers[0].peer, "h3");
+  EXPECT_DOUBLE_EQ(*v.stragglers[0].remeasured_fraction, 1.1 / 4.0);
+  remeasure(pairs, [](int i, int j) { return i == 0 && j == 2 ? 3.9 : kNot; });
+  v = links_verdict(pairs, 0.8);
+  EXPECT_TRUE(v.stragglers.empty());
+  EXPECT_EQ(v.unconfirmed.size(), 1u);
+}
+
+TEST(LinksConfirmation, NoHealthyLinkMeasuredAgainConfirmsNothing) {
+  auto pairs = mesh(4, [](int i, int j) { return i == 1 || j == 1 ? 0.2 : 1.0; });
+  remeasure(pairs, [](int i, int j) { return i == 1 || j == 1 ? 0.2 : kNot; });
+  auto v = links_verdict(pairs, 0.8);
+  EXPECT_TRUE(v.stragglers.empty());
+  ASSERT_EQ(v.unconfirmed.size(), 1u);
+  EXPECT_NE(describe_unconfirmed(v.unconfirmed[0]).find("with no healthy link measured beside it"),
+            std::string::npos);
+}
+
+TEST(LinksConfirmation, PairsToMeasureAgainAreTheSuspectAgainstPeersAndHealthyPairs) {
+  auto pairs = mesh(4, [](int i, int j) { return i == 1 || j == 1 ? 0.2 : 1.0; });
+  auto suspects = links_verdict(pairs, 0.8);
+  std::vector<std::string> rank_hosts = {"h1", "h2", "h3", "h4"};
+  auto again = confirmation_pairs(suspects, {0, 1, 2, 3}, rank_hosts);
+  // h2 (rank 1) against h1, h3, h4; then healthy pairs over distinct hosts first.
+  EXPECT_EQ(again,
+            (std::vector<std::pair<int, int>>{{0, 1}, {1, 2}, {1, 3}, {0, 2}, {2, 3}, {0, 3}}));
+  EXPECT_TRUE(confirmation_pairs(links_verdict(mesh(4, [](int, int) { return 1.0; }), 0.8),
+                                 {0, 1, 2, 3}, rank_hosts)
+                  .empty());
+  // At most `most` pairs, references kept.
+  EXPECT_EQ(confirmation_pairs(suspects, {0, 1, 2, 3}, rank_hosts, 3, 3, 4).size(), 4u);
 }
 
 // Per-NIC passes: hosts h1..hN, each pass a full mesh on its rail; `bw(rail, i, j)`.
@@ -253,6 +358,19 @@ TEST(RailsVerdict, HealthyRailsNameNothingAndPairsWithoutNicUseTheHostVerdict) {
   EXPECT_EQ(describe_straggler(v.stragglers[0]),
             "host h2: bandwidth 0.2 GB/s is 0.25 of the median 0.8 GB/s (most of its links are "
             "slow)");
+}
+
+TEST(LinksConfirmation, UnconfirmedNicKeepsItsRail) {
+  auto pairs =
+      rails_mesh(4, [](int r, int i, int j) { return r == 1 && (i == 1 || j == 1) ? 0.3 : 1.0; });
+  for (auto& p : pairs) p.remeasured_GBps = p.rail == 1 ? 0.98 : 1.0;
+  auto v = rails_verdict(pairs, 0.8);
+  EXPECT_TRUE(v.stragglers.empty());
+  ASSERT_EQ(v.unconfirmed.size(), 1u);
+  EXPECT_EQ(v.unconfirmed[0].component, "nic");
+  EXPECT_EQ(v.unconfirmed[0].host, "h2");
+  EXPECT_EQ(v.unconfirmed[0].nic, "eth1");
+  EXPECT_EQ(v.unconfirmed[0].rail, 1);
 }
 
 }  // namespace
