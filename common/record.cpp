@@ -447,7 +447,9 @@ void from_json(const json& j, RunMeta& m) {
     };
     auto count = [&](const char* key) {
       auto x = o.find(key);
-      return x != o.end() && x->is_number_unsigned() ? x->get<std::uint64_t>() : 0;
+      return x != o.end() && x->is_number_integer() && x->get<std::int64_t>() >= 0
+                 ? x->get<std::uint64_t>()
+                 : 0;
     };
     st.ratio = number("ratio");
     if (auto c = o.find("component"); c != o.end() && c->is_string())

@@ -110,9 +110,16 @@ void add_measurements(std::vector<LinkSample>& pairs, const std::vector<std::str
     auto it = std::find_if(pairs.begin(), pairs.end(),
                            [&](const LinkSample& p) { return p.src_rank == s && p.dst_rank == d; });
     if (it == pairs.end()) {
-      pairs.push_back({s, d, hosts[static_cast<std::size_t>(s)], hosts[static_cast<std::size_t>(d)],
-                       bw, std::isnan(us) ? std::nullopt : std::optional<double>(us), nic, rail,
-                       std::nullopt, std::nullopt});
+      pairs.push_back({s,
+                       d,
+                       hosts[static_cast<std::size_t>(s)],
+                       hosts[static_cast<std::size_t>(d)],
+                       bw,
+                       std::isnan(us) ? std::nullopt : std::optional<double>(us),
+                       nic,
+                       rail,
+                       {},
+                       {}});
       continue;
     }
     it->bandwidth_GBps = std::max(it->bandwidth_GBps.value_or(0), bw);
@@ -123,9 +130,9 @@ void add_measurements(std::vector<LinkSample>& pairs, const std::vector<std::str
   });
 }
 
-// Merges a confirmation pass's measurements into `pairs`: each figure measured again keeps its
-// best in remeasured_GBps and remeasured_latency_us, apart from the tournament's; a pair the
-// tournament did not measure (a sampled schedule) is added with those figures alone.
+// Merges a confirmation pass's measurements into `pairs`: each figure measured again is added to
+// remeasured_GBps and remeasured_latency_us, apart from the tournament's; a pair the tournament
+// did not measure (a sampled schedule) is added with those figures alone.
 void add_remeasurements(std::vector<LinkSample>& pairs, const std::vector<std::string>& hosts,
                         const std::vector<double>& all, const std::optional<std::string>& nic,
                         std::optional<int> rail) {
@@ -142,11 +149,8 @@ void add_remeasurements(std::vector<LinkSample>& pairs, const std::vector<std::s
       pairs.push_back(fresh);
       it = pairs.end() - 1;
     }
-    if (a.bandwidth_GBps)
-      it->remeasured_GBps = std::max(it->remeasured_GBps.value_or(0), *a.bandwidth_GBps);
-    if (a.latency_us)
-      it->remeasured_latency_us =
-          std::min(it->remeasured_latency_us.value_or(*a.latency_us), *a.latency_us);
+    if (a.bandwidth_GBps) it->remeasured_GBps.push_back(*a.bandwidth_GBps);
+    if (a.latency_us) it->remeasured_latency_us.push_back(*a.latency_us);
   }
   std::sort(pairs.begin(), pairs.end(), [](const LinkSample& x, const LinkSample& y) {
     return std::tie(x.src_rank, x.dst_rank) < std::tie(y.src_rank, y.dst_rank);
@@ -394,8 +398,8 @@ nlohmann::json links_to_json(const LinksResult& r) {
                      {"latency_us", opt(p.latency_us)},
                      {"nic", opt_text(p.nic)},
                      {"rail", opt_int(p.rail)},
-                     {"remeasured_GBps", opt(p.remeasured_GBps)},
-                     {"remeasured_latency_us", opt(p.remeasured_latency_us)}});
+                     {"remeasured_GBps", p.remeasured_GBps},
+                     {"remeasured_latency_us", p.remeasured_latency_us}});
   }
   for (const auto& h : r.verdict.hosts) {
     hosts.push_back({{"host", h.host},

@@ -41,6 +41,14 @@ std::vector<LinksPass> plan_links_passes(LinksTransport t, const std::vector<std
 
 namespace {
 
+std::vector<double> numbers(const nlohmann::json& p, const char* key) {
+  std::vector<double> out;
+  if (auto it = p.find(key); it != p.end() && it->is_array())
+    for (const auto& x : *it)
+      if (x.is_number()) out.push_back(x.get<double>());
+  return out;
+}
+
 std::optional<double> number(const nlohmann::json& v) {
   return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
 }
@@ -69,14 +77,11 @@ LinksResult merge_links_passes(const std::vector<nlohmann::json>& docs,
     r.confirmations += meta.value("confirmations", 0);
     r.seconds += meta.value("seconds", 0.0);
     for (const auto& p : d["pairs"]) {
-      auto optional_number = [&](const char* key) {
-        return p.contains(key) ? number(p.at(key)) : std::nullopt;
-      };
       r.pairs.push_back({p.value("src_rank", 0), p.value("dst_rank", 0),
                          p.value("src_host", std::string()), p.value("dst_host", std::string()),
                          number(p["bandwidth_GBps"]), number(p["latency_us"]), rails[k],
-                         static_cast<int>(k), optional_number("remeasured_GBps"),
-                         optional_number("remeasured_latency_us")});
+                         static_cast<int>(k), numbers(p, "remeasured_GBps"),
+                         numbers(p, "remeasured_latency_us")});
     }
   }
   std::sort(r.pairs.begin(), r.pairs.end(), [](const LinkSample& x, const LinkSample& y) {

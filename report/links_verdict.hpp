@@ -21,10 +21,10 @@ struct LinkSample {
   std::optional<double> latency_us;
   std::optional<std::string> nic;  // the netdev both ends used (per-NIC passes), else empty
   std::optional<int> rail;         // the pass's index, 0-based, with `nic`
-  // Measured again after the tournament (the confirmation passes: suspects and the healthy
-  // links they are held against), the best of those measurements; empty where not.
-  std::optional<double> remeasured_GBps;
-  std::optional<double> remeasured_latency_us;
+  // Each measurement again after the tournament (the confirmation passes: suspects and the
+  // healthy links they are held against), in order; empty where not measured again.
+  std::vector<double> remeasured_GBps;
+  std::vector<double> remeasured_latency_us;
 };
 
 // An ordered pair of different hosts: the median over the rank pairs between them.
@@ -34,8 +34,11 @@ struct HostLink {
   std::optional<double> bandwidth_GBps;
   std::optional<double> latency_us;
   std::optional<std::string> nic;  // per-NIC passes: the rail's netdev
-  std::optional<double> remeasured_GBps;  // the median over its rank pairs measured again
+  // Measured again: the median over its rank pairs of each one's best, and of each one's mean.
+  std::optional<double> remeasured_GBps;
   std::optional<double> remeasured_latency_us;
+  std::optional<double> remeasured_typical_GBps;
+  std::optional<double> remeasured_typical_latency_us;
 };
 
 struct HostLinkSummary {
@@ -59,10 +62,11 @@ struct Straggler {
   std::optional<std::string> nic;
   std::optional<int> rail;
   int slow_rails = 0;  // a host named on every rail: how many (0 otherwise)
-  // The confirmation (docs/probe.md): the suspect measured again (a host: the median of its
-  // links measured again against other peers; a link: itself), against the median of the
-  // healthy links measured again beside it, and the lowest of those healthy links over that
-  // median (the noise between healthy links). Empty where the pairs were not measured again.
+  // The confirmation (docs/probe.md): the suspect measured again, its best (a host: the median
+  // of its links' best against other peers; a link: its own), against the median of the healthy
+  // links' best measured beside it, and the lowest of those healthy links (the mean of its
+  // measurements) over that median
+  // (the noise between healthy links). Empty where the pairs were not measured again.
   std::optional<double> remeasured;
   std::optional<double> remeasured_median;
   std::optional<double> remeasured_fraction;
@@ -82,18 +86,20 @@ struct LinksVerdict {
 // of its links fall below `min_fraction` of the median of the links that do not touch it (all
 // links where every link touches it, as with 2 hosts); a single link is one when it falls below
 // `min_fraction` of the median of the links of hosts not named. Where pairs were measured again
-// (any pair has a remeasured figure), a suspect is a straggler only when it is slow again: a
-// host when more than half of its links measured again, a link when it, falls below the
-// smaller of `min_fraction` and the noise floor (the lowest healthy link measured again over
-// their median) times that median; otherwise it is unconfirmed. Without any pair measured again
-// (documents of older probes), the suspects are the stragglers.
+// (any pair has a remeasured figure), a suspect is a straggler only when even its best measured
+// again is slow: a host when more than half of its links, a link when it, falls below the
+// smaller of `min_fraction` and the square of the noise floor (the lowest healthy link measured
+// again, the mean of its measurements, over the healthy links' median best) times that median;
+// otherwise it is unconfirmed. Without any pair measured again (documents of older probes), the
+// suspects are the stragglers.
 LinksVerdict links_verdict(const std::vector<LinkSample>& pairs, double min_fraction);
 
-// Whether a suspect can be confirmed against healthy links measured again: the rank pairs that
-// `probe links` measures again after its tournament. Each suspect host against up to
-// `peers` healthy hosts, each suspect link itself, then up to `references` pairs of healthy
-// hosts (none of them a suspect link), at most `most` pairs in all; rank pairs (a < b), the first
-// participant rank of each host. Empty when there is no suspect.
+// The rank pairs that `probe links` measures again after its tournament, so that each suspect
+// is held against healthy links measured the same way: every pair of hosts where they are no
+// more than `most`; otherwise each suspect host against up to `peers` healthy hosts, each suspect
+// link itself, then up to `references` pairs of healthy hosts (none of them a suspect link), at
+// most `most` pairs in all. Rank pairs (a < b), the first participant rank of each host. Empty
+// when there is no suspect and more than `most` pairs.
 std::vector<std::pair<int, int>> confirmation_pairs(const LinksVerdict& suspects,
                                                     const std::vector<int>& participants,
                                                     const std::vector<std::string>& rank_hosts,
