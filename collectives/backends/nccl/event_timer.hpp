@@ -46,13 +46,6 @@ class EventPool {
   std::vector<std::vector<cudaEvent_t>> entries_;
 };
 
-// A batch's stamps on the host clock from its events: `anchor_us` is the host time of the start
-// event; exits_ms[s][i] and entries_ms[s][i] (NaN where not recorded: the previous exit, or the
-// start for the first call) are each event's time after the start event on stream s, in ms. Per
-// call, the latest stream's.
-CallStamps stamps_from_events(double anchor_us, const std::vector<std::vector<double>>& exits_ms,
-                              const std::vector<std::vector<double>>& entries_ms);
-
 inline constexpr std::size_t kMaxTimedEvents = 16384;
 
 std::unique_ptr<IterationTimer> make_event_timer(std::shared_ptr<EventPool> pool);
