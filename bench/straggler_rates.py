@@ -10,9 +10,10 @@ Scenarios (each a line of the table; `named` is how many runs named anyone, `rig
 named exactly the faulty part):
   healthy          `run` (-c allreduce,allgather -b 8 -e 64K -f 8), nothing wrong: RUNS runs
   healthy+hog      the same with a CPU hog (a busy loop) on core 1, pinned to no rank: RUNS runs
-  late 0.3x .. 30x one case (allreduce 1 KiB, 50 timed iterations); rank 2 (h3) sleeps k times the
-                   case's call time between its calls (COMMBENCH_TEST_FAULT=slow:2:US, US = k x the
-                   median iteration of a healthy run of the case measured first): LATE_RUNS runs
+  late 0.3x .. 30x one case (allreduce 1 KiB, 30 timed iterations: 29 judged calls); rank 2
+                   (h3) sleeps k times the case's call time between its calls
+                   (COMMBENCH_TEST_FAULT=slow:2:US, US = k x the median iteration of healthy runs
+                   of the case, measured first): LATE_RUNS runs
   hog on rank 2    the sweep with rank 2 pinned to core 1 beside a CPU hog pinned there too
   run, h2 100M     the sweep with h2's NIC throttled to 100 Mbit/s (emulated_hosts.sh throttle):
                    what run says of a slow link (it should not name a rank as late)
@@ -37,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "tests", "cluster", "emulated_hosts.sh")
 SWEEP = ["run", "-B", "mpi", "-c", "allreduce,allgather", "-b", "8", "-e", "64K", "-f", "8",
          "--format", "json"]
-ONE_CASE = ["run", "-B", "mpi", "-c", "allreduce", "-b", "1K", "-e", "1K", "-w", "2", "-n", "50",
+ONE_CASE = ["run", "-B", "mpi", "-c", "allreduce", "-b", "1K", "-e", "1K", "-w", "2", "-n", "30",
             "--format", "json"]
 LATE = [0.3, 1, 3, 10, 30]
 
@@ -131,21 +132,24 @@ def run_scenario(c, cb, name, n, args, fault=None, wrap=None, want=None):
 def probe_scenario(c, cb, name, n, args, want=None):
     named = right = 0
     seconds, within = [], 0
-    ratios = []
+    ratios, names = [], []
     for _ in range(n):
         doc, s = c.run(cb, ["probe", "links", "--format", "json"] + args)
         seconds.append(s)
         meta = doc["meta"]
         within += meta["seconds"] <= meta["time_bound_seconds"]
         ratios.append(f"{meta['seconds']:.0f}/{meta['time_bound_seconds']:.0f}")
-        who = sorted({(x["component"], x["host"], x["peer"]) for x in doc["stragglers"]},
-                     key=str)
+        # What is named: hosts and links (either metric), rails.
+        who = sorted({x["host"] + (f"->{x['peer']}" if x["peer"] else "") if x["host"]
+                      else f"rail {x['rail']}" for x in doc["stragglers"]})
         if who:
             named += 1
-            if want and len(who) == 1 and who[0][1] == want:
+            names.append("+".join(who))
+            if want and who == [want]:
                 right += 1
     line(name, n, named, right if want else None, seconds,
-         f"{within}/{n} within the bound (seconds/bound: {' '.join(ratios[:6])})")
+         f"{within}/{n} within the bound (seconds/bound: {' '.join(ratios[:6])}) "
+         f"{' '.join(names[:6])}")
 
 
 def main():

@@ -11,25 +11,12 @@
 namespace cb::cuda {
 
 EventPool::EventPool(std::vector<TimedStream> streams)
-    : streams_(std::move(streams)), events_(streams_.size()), entries_(streams_.size()) {}
+    : streams_(std::move(streams)), events_(streams_.size()) {}
 
 EventPool::~EventPool() {
   for (std::size_t s = 0; s < streams_.size(); ++s) {
     DeviceScope scope(streams_[s].device);
     for (cudaEvent_t e : events_[s]) cudaEventDestroy(e);
-    for (cudaEvent_t e : entries_[s]) cudaEventDestroy(e);
-  }
-}
-
-void EventPool::ensure_entries(std::size_t per_stream) {
-  for (std::size_t s = 0; s < streams_.size(); ++s) {
-    if (entries_[s].size() >= per_stream) continue;
-    DeviceScope scope(streams_[s].device);
-    while (entries_[s].size() < per_stream) {
-      cudaEvent_t e = nullptr;
-      check(cudaEventCreate(&e), "cudaEventCreate");
-      entries_[s].push_back(e);
-    }
   }
 }
 
@@ -55,12 +42,11 @@ class EventTimer : public IterationTimer {
     expected_ = std::max<std::size_t>(n, 1);
     group_ = (expected_ + kMaxTimedEvents - 1) / kMaxTimedEvents;
     pool_->ensure((expected_ + group_ - 1) / group_ + 1);
-    if (group_ == 1) pool_->ensure_entries(expected_);
   }
   void start() override {
     marks_ = 0;
     slot_ = 0;
-    entered_.assign(expected_, false);
+    host_entries_.assign(expected_, std::numeric_limits<double>::quiet_NaN());
     // The stream is idle here (the previous batch's stop waited for it), so the start event
     // runs as soon as it is recorded: the host's clock just then places every event.
     const double before = now_us();
@@ -68,31 +54,21 @@ class EventTimer : public IterationTimer {
     anchor_us_ = before;
     anchor_error_us_ = now_us() - before;
   }
-  // Before each call after the first (whose entry is the start event), where every iteration
-  // has an event of its own.
+  // Before each call after the first (whose entry is the start event): the host's clock, for
+  // a kernel the host enqueued later than the previous one ended. A clock read, no GPU work, so
+  // the stream runs as without it.
   void enter() override {
-    if (group_ != 1 || marks_ == 0 || marks_ >= expected_) return;
-    const auto& streams = pool_->streams();
-    for (std::size_t s = 0; s < streams.size(); ++s) {
-      if (streams.size() > 1) check(cudaSetDevice(streams[s].device), "cudaSetDevice");
-      check(cudaEventRecord(pool_->entry_at(s, marks_), streams[s].stream), "cudaEventRecord");
-    }
-    entered_[marks_] = true;
+    if (marks_ == 0 || marks_ >= host_entries_.size()) return;
+    host_entries_[marks_] = now_us();
   }
   bool needs_entries() const override { return true; }
   CallStamps call_stamps() override {
     if (group_ != 1 || marks_ == 0 || slot_ != marks_) return {};
-    std::vector<std::vector<double>> exits(pool_->streams().size()),
-        entries(pool_->streams().size());
-    for (std::size_t s = 0; s < exits.size(); ++s) {
-      for (std::size_t i = 0; i < marks_; ++i) {
+    std::vector<std::vector<double>> exits(pool_->streams().size());
+    for (std::size_t s = 0; s < exits.size(); ++s)
+      for (std::size_t i = 0; i < marks_; ++i)
         exits[s].push_back(elapsed_ms(pool_->at(s, 0), pool_->at(s, i + 1)));
-        entries[s].push_back(i < entered_.size() && entered_[i]
-                                 ? elapsed_ms(pool_->at(s, 0), pool_->entry_at(s, i))
-                                 : std::numeric_limits<double>::quiet_NaN());
-      }
-    }
-    CallStamps out = stamps_from_events(anchor_us_, exits, entries);
+    CallStamps out = stamps_from_events(anchor_us_, exits, host_entries_);
     out.error_us = anchor_error_us_;
     return out;
   }
@@ -163,7 +139,7 @@ class EventTimer : public IterationTimer {
 
   std::shared_ptr<EventPool> pool_;
   std::size_t expected_ = 1, group_ = 1, marks_ = 0, slot_ = 0;
-  std::vector<bool> entered_;  // per iteration: its entry event was recorded
+  std::vector<double> host_entries_;  // per iteration: the host's clock before its issue
   double anchor_us_ = 0, anchor_error_us_ = 0;
 };
 

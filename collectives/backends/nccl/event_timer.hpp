@@ -4,9 +4,9 @@
 // completions (the slowest of the process's GPUs). Host launch overhead shows up only where the GPU
 // waits for the host, as in a back-to-back loop. Batches larger than the event pool record every
 // k-th iteration and spread each interval evenly over its iterations. For lateness, the stamped
-// batch also records an event before each call (its entry: when the stream could start it, which
-// is later than the previous call's end where the host was late), and places the events on the
-// host's steady clock by the batch's first event, recorded on an idle stream.
+// batch also reads the host's clock before each call (a kernel starts later than the previous
+// one ended where the host enqueued it later), and places the events on the host's steady clock
+// by the batch's first event, recorded on an idle stream.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -33,17 +33,11 @@ class EventPool {
 
   void ensure(std::size_t per_stream);  // at least this many events per stream
   cudaEvent_t at(std::size_t stream, std::size_t index) const { return events_[stream][index]; }
-  // Entry events (before each call), apart from the marks'.
-  void ensure_entries(std::size_t per_stream);
-  cudaEvent_t entry_at(std::size_t stream, std::size_t index) const {
-    return entries_[stream][index];
-  }
   const std::vector<TimedStream>& streams() const { return streams_; }
 
  private:
   std::vector<TimedStream> streams_;
   std::vector<std::vector<cudaEvent_t>> events_;
-  std::vector<std::vector<cudaEvent_t>> entries_;
 };
 
 inline constexpr std::size_t kMaxTimedEvents = 16384;
