@@ -34,6 +34,7 @@ ResultRecord summarize_repetitions(const std::vector<ResultRecord>& group) {
   ResultRecord s = group.front();
   s.repeat.reset();
   s.rank_time.reset();  // each launch keeps its own: a slowest rank is one launch's
+  s.lateness.reset();   // likewise: lateness is one launch's
   s.repeats = group;
   for (auto& r : s.repeats) r.repeats.clear();
   s.iters = static_cast<std::uint64_t>(

@@ -17,6 +17,7 @@
 
 #include "collectives/engine/fault_injection.hpp"
 #include "collectives/engine/outlier_cause.hpp"
+#include "collectives/engine/straggler.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 
@@ -32,6 +33,15 @@ std::byte* at(void* base, std::uint64_t elements, DType t) {
   return static_cast<std::byte*>(base) + elements * info(t).size;
 }
 
+// The test-only clock skew of this process, and its clock's identity (a skewed clock is its own,
+// so that lateness estimates it).
+double skew_of(int rank) {
+  return rank == test_fault().skew_rank ? test_fault().skew_us : 0.0;
+}
+std::string clock_identity_of(int rank) {
+  return rank == test_fault().skew_rank ? clock_identity() + " skewed" : clock_identity();
+}
+
 }  // namespace
 
 Runner::Runner(Backend& backend, Control& control, Watchdog& watchdog, RunnerOptions options,
@@ -42,7 +52,9 @@ Runner::Runner(Backend& backend, Control& control, Watchdog& watchdog, RunnerOpt
       options_(options),
       memory_(backend.memory()),
       needs_(buffer_needs(cases, backend.size())),
-      places_(gather_places(this_place(backend), control)) {
+      places_(gather_places(this_place(backend), control)),
+      clocks_(control, control.allgather(clock_identity_of(control.rank())),
+              skew_of(control.rank())) {
   send_ = memory_.allocate(needs_.send);
   recv_ = memory_.allocate(needs_.recv);
   diagnostics_ = TimingDiagnostics::from_environment();
@@ -137,7 +149,7 @@ std::uint64_t case_calls = 0;
 // from a size on).
 bool slowed(int rank, const CollectiveCall& call) {
   const TestFault& f = test_fault();
-  if (rank != f.slow_rank) return false;
+  if (std::find(f.slow_ranks.begin(), f.slow_ranks.end(), rank) == f.slow_ranks.end()) return false;
   if (f.slow_collective.empty()) return true;
   return name(call.collective) == f.slow_collective &&
          call.count * info(call.dtype).size >= f.slow_min_bytes;
@@ -153,9 +165,11 @@ int link_fault_us(const CollectiveCall& call) {
   return static_cast<int>(bytes / (1 << 20) * rate);
 }
 
-// What the test-only faults add after each timed call: a sleep, and memory mapped afresh,
-// written and unmapped, as an allocator that maps a library's temporary buffers on every call
-// (or, with a count, on a case's first calls only, as one that grows its pools at first).
+// What the test-only faults add after each timed call (after its exit stamp, before the next
+// call's entry stamp: work between calls, as a data loader's): a sleep, and memory mapped
+// afresh, written and unmapped, as an allocator that maps a library's temporary buffers on
+// every call (or, with a count, on a case's first calls only, as one that grows its pools at
+// first).
 void after_call_fault(int slow_us, std::size_t map_bytes, std::uint64_t map_calls) {
   if (slow_us) std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
   if (map_bytes && (map_calls == 0 || ++case_calls <= map_calls)) {
@@ -172,7 +186,8 @@ void after_call_fault(int slow_us, std::size_t map_bytes, std::uint64_t map_call
 // commbench runs no other thread of its own in a rank, so nothing of ours shares the rank's core.
 // The page faults of the batch are read just outside its timed stretch (batch_fault_bytes_).
 double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
-                         IterationTimer* timer, std::vector<double>* samples, bool stamp) {
+                         IterationTimer* timer, std::vector<double>* samples, bool stamp,
+                         std::vector<CallStamps>* stamps) {
   watchdog_.rearm();
   if (comm.rank() == test_fault().die_rank && cases_begun > test_fault().die_after_cases) {
     std::raise(SIGKILL);
@@ -195,12 +210,16 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   if (diagnostics_) diagnostics_->audit().before_batch();
   const double faulted_before = faulted_bytes();
   timer->start();
-  // Two loops, so that the one timed whole has nothing in it but the call and the progress.
+  // Two loops, so that the one timed whole has nothing in it but the call and the progress. In
+  // the stamped one, the stamp after a call is its exit and the next call's entry, unless
+  // something runs in between (a fault) or the timer's calls may start later than issued.
+  const bool enter = faulty || timer->needs_entries();
   if (stamp) {
     for (std::uint64_t i = 0; i < n; ++i) {
+      if (enter) timer->enter();
       comm.issue(call);
-      if (faulty) after_call_fault(slow_us, map_bytes, fault_calls);
       timer->mark();
+      if (faulty) after_call_fault(slow_us, map_bytes, fault_calls);
       watchdog_.progress(++progress_);
     }
   } else {
@@ -218,7 +237,30 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
     auto s = timer->samples_us();
     samples->insert(samples->end(), s.begin(), s.end());
   }
+  if (stamp && stamps) stamps->push_back(timer->call_stamps());
   return timer->elapsed_us();
+}
+
+LatenessCase Runner::judge_lateness(Communicator& comm, const Case& c,
+                                    const std::vector<CallStamps>& batches, const ClockLine& line) {
+  LatenessCase out;
+  const WaitPattern pattern = wait_pattern(c.collective);
+  if (control_.size() < 2 || pattern == WaitPattern::None) return out;
+  // Every process judges as many calls: a batch without stamps of its own counts for none.
+  std::vector<CallStamps> usable = batches;
+  double stamp_error = 0;
+  for (const auto& b : batches) stamp_error = std::max(stamp_error, b.error_us);
+  std::vector<double> lacking;
+  for (const auto& b : usable) lacking.push_back(b.entry.empty() ? 1.0 : 0.0);
+  control_.max(lacking.data(), lacking.size());  // 1 where any process lacks the batch's stamps
+  for (std::size_t i = 0; i < usable.size(); ++i)
+    if (lacking[i] > 0) usable[i] = CallStamps{};
+  const Arrivals mine = judged_calls(usable, line, clocks_.skew_us());
+  const bool root_here = c.root >= comm.rank() && c.root < comm.rank() + comm.local_ranks();
+  out.ranks = measure_lateness(control_, comm.rank(), mine, pattern, root_here,
+                               line.error_us() + stamp_error);
+  out.places = places_;
+  return out;
 }
 
 WarmupOutcome Runner::warm_up(Communicator& comm, const CollectiveCall& call,
@@ -343,21 +385,27 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   const bool apart =
       timer->times_batches_alone() &&
       (timer->marks_always_show() || (typical_us > 0 && typical_us < kStampsShowBelowUs));
-  // Each timed step's samples and the memory this rank faulted in during its timed batches.
+  // Each timed step's samples and the memory this rank faulted in during its timed batches; the
+  // stamped batches' calls, for lateness (the clocks are measured before and after them).
   std::vector<BatchFaults> batch_faults;
+  std::vector<CallStamps> stamps;
   auto timed = [&](std::uint64_t n) {
     const std::size_t first = samples.size();
-    const double t = run_batch(comm, call, n, timer.get(), apart ? nullptr : &samples, !apart);
+    const double t =
+        run_batch(comm, call, n, timer.get(), apart ? nullptr : &samples, !apart, &stamps);
     double faulted = batch_fault_bytes_;
     elapsed += t;
     spent += t;
     if (apart) {
       ++whole_batches;
-      spent += run_batch(comm, call, n, timer.get(), &samples);
+      spent += run_batch(comm, call, n, timer.get(), &samples, true, &stamps);
       faulted += batch_fault_bytes_;
     }
     batch_faults.push_back({first, samples.size(), faulted});
   };
+  ClockLine clock_line;
+  clock_line.before_at_us = clocks_.now_us();
+  clock_line.before = clocks_.measure();
   control_.barrier();
   if (options_.iters) {
     m.iters = *options_.iters;
@@ -386,6 +434,8 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
       next = clamp_batch(want);
     }
   }
+  clock_line.after_at_us = clocks_.now_us();
+  clock_line.after = clocks_.measure();
   const double issued = static_cast<double>(m.iters) * (apart ? 2 : 1);
   double faulted = 0;
   for (const BatchFaults& b : batch_faults) faulted += b.fault_bytes;
@@ -408,6 +458,7 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
     diagnostics_->write_case(comm.rank(), backend_.name(), describe(c), c.bytes, samples,
                              whole_batches, warmup);
   }
+  m.lateness = judge_lateness(comm, c, stamps, clock_line);
   m.rank_time = rank_times(per_rank, places_);
   m.time_us = m.rank_time.max_us;
   {
@@ -469,6 +520,7 @@ ResultRecord make_record(const Backend& backend, const Case& c, const Measuremen
   }
   r.wrong = m.wrong;
   r.rank_time = m.rank_time;
+  r.lateness = case_lateness(m.lateness);
   r.fault_bytes = m.fault_bytes;
   if (has_outliers(r)) r.outlier_cause = m.outlier_cause;
   return r;

@@ -98,7 +98,7 @@ void Session::run(int nnodes, const SessionEvents& events) {
         rec.algorithm = chosen;  // what the library picked for "default"
       }
       if (c.split) measure_twin(runner, *it->second.comm, c, m, done, rec, events);
-      if (rec.rank_time && rec.nranks > 1) case_times_.push_back(*rec.rank_time);
+      if (!m.lateness.ranks.empty()) case_lateness_.push_back(std::move(m.lateness));
       if (rec.wrong && *rec.wrong > 0) {
         wrong_total_ += *rec.wrong;
         if (wrong_cases_++ == 0) first_wrong_ = fmt::format("{} {}", backend.name(), describe(c));
@@ -153,7 +153,7 @@ void Session::warn_if_control_moved() const {
 }
 
 std::optional<RankStraggler> Session::straggler() const {
-  return judge_straggler(case_times_);
+  return judge_straggler(case_lateness_);
 }
 
 void Session::warn_if_straggler() const {

@@ -8,6 +8,7 @@ target_sources(cb_collectives PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cuda_requirements.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_selection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/env_slot.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/event_stamps.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_policy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_algorithms.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_choices.cpp

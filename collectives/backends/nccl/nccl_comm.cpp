@@ -60,6 +60,12 @@ class DeferredStartTimer : public IterationTimer {
     comm_->timing_ = true;
   }
   void mark() override { inner_->mark(); }
+  // The first call's entry is the start event, recorded by its issue.
+  void enter() override {
+    if (!comm_->deferred_start_) inner_->enter();
+  }
+  bool needs_entries() const override { return inner_->needs_entries(); }
+  CallStamps call_stamps() override { return inner_->call_stamps(); }
   void stop() override {
     if (auto start = std::exchange(comm_->deferred_start_, nullptr)) start();  // nothing issued
     comm_->timing_ = false;

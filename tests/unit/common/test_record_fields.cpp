@@ -289,6 +289,19 @@ TEST(RecordFields, MetaStragglerRoundTrips) {
   st.slowest_cases = 11;
   st.cases = 12;
   st.ratio = 1.25;
+  st.component = "host";
+  st.host_ranks = {2, 3};
+  st.calls = 300;
+  st.last_calls = 290;
+  st.participants = 3;
+  st.late_us = 2950.5;
+  st.delay_cost = 0.96;
+  st.wait_us = 2930;
+  st.between_us = 2960;
+  st.late_exit_us = 1.5;
+  st.inside_us = 110;
+  st.clock_error_us = 12.25;
+  st.where = "before the call";
   m.straggler = st;
   nlohmann::json j = m;
   EXPECT_TRUE(j["straggler"]["gpu"].is_null());
@@ -300,6 +313,32 @@ TEST(RecordFields, MetaStragglerRoundTrips) {
   j = m;
   EXPECT_FALSE(j.contains("straggler"));
   EXPECT_FALSE(j.get<RunMeta>().straggler);
+}
+
+// A record's `lateness`: JSON only, written and read back the same; absent stays absent, and
+// CSV never has it.
+TEST(RecordFields, LatenessRoundTripsInJsonOnly) {
+  ResultRecord r = full_record();
+  CaseLateness l;
+  l.calls = 49;
+  l.rank = 2;
+  l.host = "h3";
+  l.last_share = 0.98;
+  l.late_us = 108.25;
+  l.delay_cost = 0.915;
+  l.wait_us = 26;
+  l.inside_us = 6.75;
+  l.clock_error_us = 0.5;
+  r.lateness = l;
+  nlohmann::json j = r;
+  EXPECT_EQ(j["lateness"]["rank"], 2);
+  EXPECT_EQ(j.get<ResultRecord>().lateness, l);
+  EXPECT_EQ(nlohmann::json(ordered_json(r)).get<ResultRecord>().lateness, l);
+  r.lateness.reset();
+  j = r;
+  EXPECT_FALSE(j.contains("lateness"));
+  EXPECT_FALSE(j.get<ResultRecord>().lateness);
+  for (const auto& f : kResultFields) EXPECT_NE(f.name, "lateness");
 }
 
 }  // namespace
