@@ -92,19 +92,38 @@ std::pair<nlohmann::json, std::string> topology_for(const CheckRequest& rq) {
   return {probe_topology_json(root), fmt::format("a probe of {}", root)};
 }
 
-// --expect and --min-efficiency: whether efficiency is judged, and the fraction asked for.
-std::optional<double> expect_options(const CheckRequest& rq, bool& expect_auto) {
+// --expect, --min-efficiency, --reference and --fleet-fraction: whether and how to judge
+// without a spec.
+ExpectOptions expect_options(const CheckRequest& rq, bool& expect_auto) {
   expect_auto = rq.expect == "auto";
   if (!rq.expect.empty() && !expect_auto) {
     usage_error("invalid --expect '{}': expected auto", rq.expect);
   }
-  if (rq.min_efficiency.empty()) return std::nullopt;
-  if (!expect_auto) usage_error("--min-efficiency needs --expect auto");
-  double v = parse_double(rq.min_efficiency, "--min-efficiency");
-  if (!(v > 0)) {
-    usage_error("invalid --min-efficiency '{}': expected a fraction > 0", rq.min_efficiency);
+  ExpectOptions o;
+  if (!rq.min_efficiency.empty()) {
+    if (!expect_auto) usage_error("--min-efficiency needs --expect auto");
+    double v = parse_double(rq.min_efficiency, "--min-efficiency");
+    if (!(v > 0)) {
+      usage_error("invalid --min-efficiency '{}': expected a fraction > 0", rq.min_efficiency);
+    }
+    o.min_efficiency = v;
   }
-  return v;
+  if (!rq.fleet_fraction.empty()) {
+    if (!expect_auto) usage_error("--fleet-fraction needs --expect auto");
+    double v = parse_double(rq.fleet_fraction, "--fleet-fraction");
+    if (!(v > 0 && v <= 1)) {
+      usage_error("invalid --fleet-fraction '{}': expected a fraction in (0, 1]",
+                  rq.fleet_fraction);
+    }
+    o.fleet_fraction = v;
+  }
+  if (!rq.references.empty() && !expect_auto) usage_error("--reference needs --expect auto");
+  for (const auto& path : rq.references) {
+    ResultFile f = read_result_file(path);
+    require_complete(f, "check");
+    for (auto& h : host_references_from(f)) o.references.push_back(std::move(h));
+  }
+  return o;
 }
 
 // The spec, or the empty one --expect auto stands for, and the result files it is judged on
@@ -172,7 +191,13 @@ const Flags<CheckRequest>& check_flags() {
                   "hardware's roof, without a spec"),
        value_flag("--min-efficiency", &C::min_efficiency,
                   "with --expect auto: the efficiency every collective must reach (default: per "
-                  "kind of roof, see docs)")},
+                  "kind of roof, see docs)"),
+       one_each_flag("--reference", &C::references,
+                     "with --expect auto: a healthy run of this kind of node (`run --repeat N "
+                     "--output FILE`) to judge host-memory collectives against; repeatable"),
+       value_flag("--fleet-fraction", &C::fleet_fraction,
+                  "with --expect auto and several hosts: the fraction of its peers' median each "
+                  "host must reach (default 0.75)")},
       report_flags(&C::format, &C::output, kCheckFormats));
   return flags;
 }
@@ -191,7 +216,7 @@ int check(const CheckRequest& rq) {
         "tree to probe");
   }
   bool expect_auto = false;
-  std::optional<double> min_efficiency = expect_options(rq, expect_auto);
+  const ExpectOptions expect = expect_options(rq, expect_auto);
   std::vector<std::string> result_paths;
   Spec spec = spec_and_results(rq, expect_auto, result_paths);
   std::vector<ResultFile> results;
@@ -213,7 +238,7 @@ int check(const CheckRequest& rq) {
   }
   CheckReport report = evaluate_spec(spec, results, topology, topology_source, links, rq.links);
   if (expect_auto) {
-    for (auto& item : evaluate_expect_auto(results, min_efficiency))
+    for (auto& item : evaluate_expect_auto(results, expect))
       report.items.push_back(std::move(item));
   }
   write_reports(rq, report, format, file_format);

@@ -18,8 +18,10 @@ struct CheckRequest {
   std::string junit;
   std::string format = "table";
   std::string output;
-  std::string expect;          // "auto": judge efficiency against the hardware's roof
-  std::string min_efficiency;  // with --expect auto
+  std::string expect;                   // "auto": judge efficiency against the hardware's roof
+  std::string min_efficiency;           // with --expect auto
+  std::vector<std::string> references;  // --reference: healthy result files, with --expect auto
+  std::string fleet_fraction;           // with --expect auto
 };
 
 const Flags<CheckRequest>& check_flags();

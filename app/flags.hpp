@@ -24,7 +24,8 @@ struct Flag {
   bool Request::*toggle = nullptr;
   std::vector<std::string> Request::*list = nullptr;
   bool required = false;
-  int min_values = 0;  // a list: at least this many values (2: BASE... NEW)
+  int min_values = 0;         // a list: at least this many values (2: BASE... NEW)
+  bool one_per_name = false;  // a list: one value each time it is named (the rest are positional)
   // Why a value is refused as the command line is read, empty when it is not; `refused_what`
   // names what is expected in --help ("PREFIX").
   std::function<std::string(const std::string&)> refuse = {};
@@ -73,6 +74,16 @@ Flag<Request> list_flag(std::string names, std::vector<std::string> Request::*fi
   f.names = std::move(names);
   f.help = std::move(help);
   f.list = field;
+  return f;
+}
+
+// A repeatable row that takes one value each time it is named, leaving what follows to the
+// positional arguments.
+template <class Request>
+Flag<Request> one_each_flag(std::string names, std::vector<std::string> Request::*field,
+                            std::string help) {
+  Flag<Request> f = list_flag(std::move(names), field, std::move(help));
+  f.one_per_name = true;
   return f;
 }
 

@@ -21,18 +21,6 @@ namespace cb {
 
 namespace {
 
-// A job's notes and warnings, and when it succeeded its other stderr lines, each printed once
-// over a sweep of jobs.
-void print_diagnostics(const JobOutcome& job, std::set<std::string>& said) {
-  for (const auto& line : job.diagnostics) {
-    // A failed job's other error lines are mostly ranks reacting to the failure its verdict
-    // names; its notes and warnings still count.
-    bool remark =
-        line.rfind("commbench: note:", 0) == 0 || line.rfind("commbench: warning:", 0) == 0;
-    if ((job.exit_code == 0 || remark) && said.insert(line).second) std::cerr << line << "\n";
-  }
-}
-
 JobSpec job_spec(const RunPlan& plan) {
   JobSpec spec;
   spec.args = plan.job_arguments;
@@ -79,6 +67,18 @@ JobOutcome run_job_or_failure(const JobSpec& spec) {
 }
 
 }  // namespace
+
+// A job's notes and warnings, and when it succeeded its other stderr lines, each printed once
+// over a sweep of jobs.
+void print_diagnostics(const JobOutcome& job, std::set<std::string>& said) {
+  for (const auto& line : job.diagnostics) {
+    // A failed job's other error lines are mostly ranks reacting to the failure its verdict
+    // names; its notes and warnings still count.
+    bool remark =
+        line.rfind("commbench: note:", 0) == 0 || line.rfind("commbench: warning:", 0) == 0;
+    if ((job.exit_code == 0 || remark) && said.insert(line).second) std::cerr << line << "\n";
+  }
+}
 
 ErrorKind kind_of_exit(int code) {
   switch (code) {

@@ -90,4 +90,8 @@ class JobSweep {
 // The error kind of a job's exit code.
 ErrorKind kind_of_exit(int code);
 
+// A job's notes and warnings, and when it succeeded its other stderr lines, each printed on
+// stderr once over a sweep of jobs (`said` holds the lines printed so far).
+void print_diagnostics(const JobOutcome& job, std::set<std::string>& said);
+
 }  // namespace cb

@@ -39,7 +39,8 @@ constexpr const char* kBackendChoiceEnv = "COMMBENCH_BACKEND_CHOICE";
 struct RankRun {
   const RunPlan& plan;
   const ExtraWriter& extra;
-  SweepOptions sweep;  // the plan's, with the chosen backends' defaults
+  const RankWork& work;  // where given, instead of the sweep
+  SweepOptions sweep;    // the plan's, with the chosen backends' defaults
   BackendOptions bo;
   std::vector<std::string> backends;
   std::string backend_choice;  // why these backends, when -B was not given
@@ -151,18 +152,27 @@ int run_this_rank(RankRun& run) {
   std::vector<std::unique_ptr<Backend>> backends;
   std::vector<std::vector<Case>> plans;
   std::optional<Session> session;
+  std::vector<std::shared_ptr<void>> keep;
   try {
     bo.control = control.get();
     bo.timeout_seconds = run.plan.timeout;
     create_backends(run.backends, bo, watchdog, backends);
+    auto meta_for = [&](const RunHosts& hosts) {
+      return assemble_run_meta(
+          *control, hosts, backends,
+          {commbench_version(), commbench_git_commit(), bo.launch, run.backend_choice,
+           host_topology_facts("/sys", run.plan.roof).dump(), topology_summary});
+    };
+    if (run.work) {
+      RankContext ctx{run.plan, *control, watchdog, backends, meta_for, keep};
+      run.work(ctx);
+      return 0;
+    }
     share_split_matrices(*control, run.sweep.split);
     plans = plan_backends(backends, run.sweep, control->rank() == 0);
     const RunHosts hosts = gather_hosts(*control);
     check_host_memory(*control, hosts.ranks_here, backends, plans);
-    RunMeta meta = assemble_run_meta(
-        *control, hosts, backends,
-        {commbench_version(), commbench_git_commit(), bo.launch, run.backend_choice,
-         host_topology_facts("/sys", run.plan.roof).dump(), topology_summary});
+    RunMeta meta = meta_for(hosts);
     meta.split = split_meta(run.sweep, plans);
     run_session(run, *control, watchdog, backends, plans, meta, session);
     return 0;
@@ -174,8 +184,8 @@ int run_this_rank(RankRun& run) {
 
 }  // namespace
 
-int run_here(const RunPlan& plan, const ExtraWriter& extra) {
-  RankRun run{plan, extra, plan.sweep, backend_options(plan), plan.backends, {}};
+int run_here(const RunPlan& plan, const ExtraWriter& extra, const RankWork& work) {
+  RankRun run{plan, extra, work, plan.sweep, backend_options(plan), plan.backends, {}};
   if (plan.backends.empty()) {
     BackendChoice choice = default_backends(run.bo.launch, run.bo);
     run.backends = choice.names;

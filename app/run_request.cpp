@@ -295,7 +295,7 @@ Flags<R, P> make_run_flags() {
                    [](P& p, const std::string& v) { read_roof_link_gbps(v, p.roof); }));
   f.push_back(text("--roof-host-memory", &R::roof_host_memory,
                    "host memory copy bandwidth in GB/s for the roof, or 'measure' in this launch "
-                   "(default: measured once per boot and cached)",
+                   "(default: the highest measured this boot, measured again after 10 minutes)",
                    [](P& p, const std::string& v) { read_roof_host_memory(v, p.roof); }));
   RunFlag launch = sweeps_own(text("--launch", &R::launch,
                                    "launcher prefix for each launch, e.g. 'mpirun -np 16 "
@@ -380,9 +380,18 @@ RunPlan plan_run(const RunRequest& rq, const char* jobs_for) {
 
 std::vector<std::string> run_arguments(const RunRequest& rq) {
   std::vector<std::string> a = {"run"};
+  for (auto& arg : run_flag_arguments(rq, [](const RunFlag&) { return true; })) {
+    a.push_back(std::move(arg));
+  }
+  return a;
+}
+
+std::vector<std::string> run_flag_arguments(const RunRequest& rq,
+                                            const std::function<bool(const RunFlag&)>& keep) {
+  std::vector<std::string> a;
   RunRequest values = rq;  // the flags' accessors take a request they may add a key to
   for (const auto& f : run_flags()) {
-    if (!f.relaunched) continue;
+    if (!f.relaunched || !keep(f)) continue;
     if (f.toggle) {
       a.push_back((values.*f.toggle ? "--" : "--no-") + f.long_name().substr(2));
     } else if (f.list) {

@@ -6,6 +6,7 @@
 // job sweep and a fresh job's command line take the plan; no flag value is read again.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -95,6 +96,10 @@ RunPlan plan_run(const RunRequest& rq, const char* jobs_for = nullptr);
 // The `run` command line that performs `rq`'s sweep once (for a fresh job): every relaunched
 // flag of run_flags() with its value.
 std::vector<std::string> run_arguments(const RunRequest& rq);
+// The same for the rows `keep` accepts, without the subcommand (another subcommand that takes
+// some of run's flags: replay).
+std::vector<std::string> run_flag_arguments(
+    const RunRequest& rq, const std::function<bool(const Flag<RunRequest, RunPlan>&)>& keep);
 
 // -N, else one rank per GPU this process sees (per --gpus GPUs), at least one.
 int wanted_ranks(const RunPlan& plan);

@@ -19,6 +19,7 @@ void add_flags(CLI::App* cmd, const Flags<Request, Plan>& flags, Request& rq) {
                               : cmd->add_option(f.names, f.text(rq), f.help);
     if (f.required) o->required();
     if (f.min_values > 0) o->expected(f.min_values, -1);
+    if (f.one_per_name) o->allow_extra_args(false);
     if (f.refuse) {
       o->check(CLI::Validator([refuse = f.refuse](std::string& value) { return refuse(value); },
                               f.refused_what));

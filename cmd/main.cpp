@@ -75,6 +75,7 @@ void check_subcommand(CLI::App& app, int argc, char** argv) {
 void register_subcommands(CLI::App& app, cb::Action& action) {
   cb::register_run(app, action);
   cb::register_tune(app, action);
+  cb::register_replay(app, action);
   cb::register_list(app, action);
   cb::register_version(app, action);
   cb::register_topo(app, action);

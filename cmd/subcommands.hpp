@@ -11,6 +11,7 @@ using Action = std::function<int()>;
 
 void register_run(CLI::App& app, Action& action);
 void register_tune(CLI::App& app, Action& action);
+void register_replay(CLI::App& app, Action& action);
 void register_list(CLI::App& app, Action& action);
 void register_version(CLI::App& app, Action& action);
 void register_topo(CLI::App& app, Action& action);

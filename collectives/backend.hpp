@@ -2,6 +2,7 @@
 // one registration line in registry.cpp.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -11,7 +12,9 @@
 #include "collectives/catalogue/catalogue.hpp"
 #include "collectives/catalogue/dtype.hpp"
 #include "collectives/catalogue/traffic.hpp"
+#include "collectives/step_driver.hpp"
 #include "collectives/validation/pattern.hpp"
+#include "common/error.hpp"
 #include "core/control.hpp"
 #include "core/timer.hpp"
 
@@ -66,6 +69,23 @@ class Communicator {
   virtual void issue(const CollectiveCall& call) = 0;
   // Waits until everything issued has completed (no-op for blocking backends).
   virtual void complete() {}
+  // Non-blocking collectives, for patterns that overlap them with compute (replay). start()
+  // begins `call` and returns a ticket at once; test() returns when that call completed (steady
+  // clock) once it has, never blocking, and drives the library's progress where the library
+  // needs its caller to; wait() blocks until it has completed. A failed call throws from test()
+  // or wait(). Calls started on one communicator run in the order they were started, the same
+  // on every rank. A backend without them leaves nonblocking() false.
+  using Ticket = std::uint64_t;
+  virtual bool nonblocking() const { return false; }
+  virtual Ticket start(const CollectiveCall&) {
+    runtime_error("internal: this communicator has no non-blocking collectives");
+  }
+  virtual std::optional<std::chrono::steady_clock::time_point> test(Ticket) {
+    runtime_error("internal: this communicator has no non-blocking collectives");
+  }
+  virtual void wait(Ticket) {
+    runtime_error("internal: this communicator has no non-blocking collectives");
+  }
   // Measures iterations; the default reads the host clock after each issue().
   virtual std::unique_ptr<IterationTimer> make_timer() { return make_host_timer(); }
   // Where the result of an in-place call starts, if the backend's convention differs from the
@@ -137,6 +157,10 @@ class Backend {
   virtual Memory& memory() = 0;
   // A communicator running `algorithm` ("default" or a name from algorithms(c)) for `c`.
   virtual Opened open(Collective c, const std::string& algorithm) = 0;
+  // How a step program (replay) runs on this backend: null for the host's driver (compute as a
+  // busy-wait, collectives through the communicators' start/test/wait), else the device's own
+  // (NCCL: compute kernels and collectives ordered on the GPU by events).
+  virtual std::unique_ptr<StepDriver> make_step_driver() { return nullptr; }
 };
 
 }  // namespace cb

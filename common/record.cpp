@@ -170,6 +170,42 @@ std::optional<RankTimes> rank_time_from_json(const json& j) {
   return t;
 }
 
+// `lateness`, when the record has it.
+template <typename J>
+void lateness_to_json(J& j, const ResultRecord& r) {
+  if (!r.lateness) return;
+  const CaseLateness& l = *r.lateness;
+  J o = J::object();
+  o["calls"] = l.calls;
+  o["rank"] = l.rank;
+  o["host"] = l.host;
+  o["last_share"] = l.last_share;
+  o["late_us"] = l.late_us;
+  o["delay_cost"] = l.delay_cost;
+  o["wait_us"] = l.wait_us;
+  o["inside_us"] = l.inside_us;
+  o["clock_error_us"] = l.clock_error_us;
+  j["lateness"] = o;
+}
+
+std::optional<CaseLateness> lateness_from_json(const json& j) {
+  auto it = j.find("lateness");
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) usage_error("result field 'lateness' must be an object");
+  const json& o = *it;
+  CaseLateness l;
+  l.calls = get_count(o, "calls");
+  l.rank = static_cast<int>(get_count(o, "rank"));
+  l.host = get_string(o, "host");
+  l.last_share = get_number(o, "last_share");
+  l.late_us = get_number(o, "late_us");
+  l.delay_cost = get_number(o, "delay_cost");
+  l.wait_us = get_number(o, "wait_us");
+  l.inside_us = get_number(o, "inside_us");
+  l.clock_error_us = get_number(o, "clock_error_us");
+  return l;
+}
+
 // The measured figures of one repetition inside a summary record.
 template <typename J>
 J repeat_json(const ResultRecord& r) {
@@ -177,6 +213,7 @@ J repeat_json(const ResultRecord& r) {
   j["repeat"] = r.repeat.value_or(0);
   write_json_fields(j, r, kFigure);
   rank_time_to_json(j, r);
+  lateness_to_json(j, r);
   return j;
 }
 
@@ -207,6 +244,7 @@ ResultRecord repeat_from_json(const json& j, const ResultRecord& summary) {
   r.repeat = repeat_index(field(j, "repeat"));
   read_json_fields(j, r, kFigure);
   r.rank_time = rank_time_from_json(j);
+  r.lateness = lateness_from_json(j);
   return r;
 }
 
@@ -270,6 +308,7 @@ void to_json(json& j, const ResultRecord& r) {
   j = json::object();
   write_json_fields(j, r);
   rank_time_to_json(j, r);
+  lateness_to_json(j, r);
   repetition_fields_to_json(j, r);
 }
 
@@ -277,6 +316,7 @@ void from_json(const json& j, ResultRecord& r) {
   if (!j.is_object()) usage_error("result record must be a JSON object");
   read_json_fields(j, r);
   r.rank_time = rank_time_from_json(j);
+  r.lateness = lateness_from_json(j);
   r.repeat.reset();
   if (auto it = j.find("repeat"); it != j.end() && !it->is_null()) r.repeat = repeat_index(*it);
   r.repeats.clear();
@@ -314,7 +354,20 @@ void to_json(json& j, const RunMeta& m) {
                           {"core", json_value<json>(st.core)},
                           {"slowest_cases", st.slowest_cases},
                           {"cases", st.cases},
-                          {"ratio", st.ratio}};
+                          {"ratio", st.ratio},
+                          {"component", st.component},
+                          {"host_ranks", st.host_ranks},
+                          {"calls", st.calls},
+                          {"last_calls", st.last_calls},
+                          {"participants", st.participants},
+                          {"late_us", st.late_us},
+                          {"delay_cost", st.delay_cost},
+                          {"wait_us", st.wait_us},
+                          {"between_us", st.between_us},
+                          {"late_exit_us", st.late_exit_us},
+                          {"inside_us", st.inside_us},
+                          {"clock_error_us", st.clock_error_us},
+                          {"where", st.where}};
   }
 }
 
@@ -391,7 +444,34 @@ void from_json(const json& j, RunMeta& m) {
     st.core = index("core");
     st.slowest_cases = index("slowest_cases").value_or(0);
     st.cases = index("cases").value_or(0);
-    if (auto x = o.find("ratio"); x != o.end() && x->is_number()) st.ratio = x->get<double>();
+    auto number = [&](const char* key) {
+      auto x = o.find(key);
+      return x != o.end() && x->is_number() ? x->get<double>() : 0.0;
+    };
+    auto count = [&](const char* key) {
+      auto x = o.find(key);
+      return x != o.end() && x->is_number_integer() && x->get<std::int64_t>() >= 0
+                 ? x->get<std::uint64_t>()
+                 : 0;
+    };
+    st.ratio = number("ratio");
+    if (auto c = o.find("component"); c != o.end() && c->is_string())
+      st.component = c->get<std::string>();
+    if (auto h = o.find("host_ranks"); h != o.end() && h->is_array()) {
+      for (const auto& x : *h)
+        if (x.is_number_integer()) st.host_ranks.push_back(x.get<int>());
+    }
+    st.calls = count("calls");
+    st.last_calls = count("last_calls");
+    st.participants = static_cast<int>(count("participants"));
+    st.late_us = number("late_us");
+    st.delay_cost = number("delay_cost");
+    st.wait_us = number("wait_us");
+    st.between_us = number("between_us");
+    st.late_exit_us = number("late_exit_us");
+    st.inside_us = number("inside_us");
+    st.clock_error_us = number("clock_error_us");
+    if (auto w = o.find("where"); w != o.end() && w->is_string()) st.where = w->get<std::string>();
     m.straggler = st;
   }
 }
@@ -404,6 +484,7 @@ nlohmann::ordered_json ordered_json(const ResultRecord& r) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   write_json_fields(out, r);
   rank_time_to_json(out, r);
+  lateness_to_json(out, r);
   repetition_fields_to_json(out, r);
   return out;
 }

@@ -30,18 +30,48 @@ struct RankTimes {
   bool operator==(const RankTimes&) const = default;
 };
 
-// The run's judgement of a straggling rank (collectives/engine/straggler.hpp): the rank that was
-// the slowest in the most cases, how often, and how much slower than the median rank. JSON
-// only, as meta `straggler`.
+// How late the ranks entered one case's timed calls, on a common clock
+// (collectives/engine/lateness.hpp): the rank the others waited for the most, what that cost
+// them, and the call's own time once every rank had entered. JSON and JSONL only, as `lateness`.
+struct CaseLateness {
+  std::uint64_t calls = 0;  // calls judged: the timed calls, the first of each batch aside
+  int rank = 0;             // the rank whose lateness cost the others the most waiting
+  std::string host;
+  double last_share = 0;      // the share of the calls it entered last
+  double late_us = 0;         // its entry - the earliest entry, mean per call
+  double delay_cost = 0;      // the others' wait it caused, over the others' time
+  double wait_us = 0;         // a rank's wait in a call for the rank it needed, mean
+  double inside_us = 0;       // the earliest exit - the last entry (the call with all in), mean
+  double clock_error_us = 0;  // the most two ranks' stamps may be off against each other
+  bool operator==(const CaseLateness&) const = default;
+};
+
+// The run's judgement of a straggling rank (collectives/engine/straggler.hpp): the rank the
+// others waited for, how often it entered the calls last, how late, and what that cost them.
+// JSON only, as meta `straggler`.
 struct RankStraggler {
   bool found = false;  // the rule tripped (docs/method.md): run warns on stderr
-  int rank = 0;        // the rank most often slowest (the lowest of equally often slowest ones)
+  int rank = 0;        // the rank whose lateness cost the others the most (the lowest on a tie)
   std::string host;
   std::optional<int> gpu;   // as in RankTimes
   std::optional<int> core;
-  int slowest_cases = 0;  // cases in which it was the slowest rank
-  int cases = 0;          // cases with more than one rank
-  double ratio = 0;       // median over its slowest cases of its time / the median rank's
+  int slowest_cases = 0;  // cases in which it cost the others the most waiting
+  int cases = 0;          // cases judged: more than one rank, calls that synchronise
+  double ratio = 0;       // median over those cases of its time per call / the median rank's
+  // What the rule judges, over every judged call of every case:
+  std::string component = "rank";  // "host": every rank of its host entered late together
+  std::vector<int> host_ranks;     // with "host": that host's ranks
+  std::uint64_t calls = 0;         // calls judged
+  std::uint64_t last_calls = 0;    // calls it (with "host": one of its host's ranks) entered last
+  int participants = 0;            // the ranks (with "host": the hosts) that could enter last
+  double late_us = 0;              // its entry - the earliest entry, mean per call
+  double delay_cost = 0;           // the others' wait it caused, over the others' time
+  double wait_us = 0;              // that wait, mean per call and per other rank
+  double between_us = 0;           // its own time between calls, mean per call
+  double late_exit_us = 0;         // its exit - the earliest exit, mean per call
+  double inside_us = 0;            // the call with every rank in, mean per call
+  double clock_error_us = 0;       // the most its stamps may be off against another rank's
+  std::string where;               // "before the call" or "inside the call": where it lost time
   bool operator==(const RankStraggler&) const = default;
 };
 
@@ -68,6 +98,8 @@ struct ResultRecord {
   // Each rank's time (written outside the field table, JSON only); empty where not measured
   // (files written before it, and summaries over repetitions, whose launches each have theirs).
   std::optional<RankTimes> rank_time;
+  // How late the ranks entered the calls (JSON only, like rank_time); empty where not judged.
+  std::optional<CaseLateness> lateness;
   // `tune --env`: the environment combination of the job, "NAME=VALUE NAME2=VALUE2"; "" else.
   std::string env;
   // `run --repeat N`: the repetition (launch) this record comes from, 0-based; empty otherwise.
@@ -94,6 +126,10 @@ struct ResultRecord {
   std::optional<double> imbalance_tax;
   std::optional<double> uniform_us;
   std::optional<double> drop_share;
+  // The distribution-free 99 % confidence interval of p50_us from the case's own per-iteration
+  // samples (order statistics; min and max where fewer than 8 samples cannot reach 99 %): what
+  // one launch knows of its median, for compare with one launch a side. Empty in older files.
+  std::optional<double> p50_low_us, p50_high_us;
   // A summary over repetitions: the figures above are medians over these, one per launch (each
   // with its `repeat`); empty for a record of one launch.
   std::vector<ResultRecord> repeats;
@@ -135,8 +171,8 @@ struct RecordField {
 // clang-format off
 // The result record's fields in contract order: the one description that CSV and JSON writing and
 // reading follow. A new field is one row here (and its member above); new columns go at the end,
-// flagged kLater. The repetition fields (`repeat`, `repetitions`, `repeats`) and `rank_time_us`
-// are JSON only and written after these (see to_json).
+// flagged kLater. The repetition fields (`repeat`, `repetitions`, `repeats`), `rank_time_us`
+// and `lateness` are JSON only and written after these (see to_json).
 inline constexpr RecordField kResultFields[] = {
     {"backend",    &ResultRecord::backend},
     {"library",    &ResultRecord::library},
@@ -173,6 +209,8 @@ inline constexpr RecordField kResultFields[] = {
     {"imbalance_tax", &ResultRecord::imbalance_tax, kLater | kFigure},
     {"uniform_us",    &ResultRecord::uniform_us,    kLater | kFigure},
     {"drop_share",    &ResultRecord::drop_share,    kLater},
+    {"p50_low_us", &ResultRecord::p50_low_us, kLater | kFigure},
+    {"p50_high_us", &ResultRecord::p50_high_us, kLater | kFigure},
 };
 // clang-format on
 

@@ -14,5 +14,7 @@ inline constexpr std::string_view kMembwSchema = "commbench/membw/v1";
 inline constexpr std::string_view kLinksSchema = "commbench/links/v2";
 inline constexpr std::string_view kClusterTopologySchema = "commbench/cluster-topology/v1";
 inline constexpr std::string_view kGpuCopySchema = "commbench/gpucopy/v1";
+inline constexpr std::string_view kReplaySchema = "commbench/replay/v1";
+inline constexpr std::string_view kReplayPlanSchema = "commbench/replay-plan/v1";
 
 }  // namespace cb

@@ -27,13 +27,17 @@ class HostTimer : public IterationTimer {
     // Written once here, so the timed loop's stores into it take no first-touch page faults.
     if (marks_.capacity() < n) marks_.assign(n, 0);
     marks_.clear();
+    if (enters_.capacity() < n) enters_.assign(n, 0);
+    enters_.clear();
   }
   void start() override {
     marks_.clear();
+    enters_.clear();
     start_ticks_ = ticks();
     start_ = Clock::now();
   }
   void mark() override { marks_.push_back(ticks()); }
+  void enter() override { enters_.push_back(ticks()); }
   void stop() override {
     stop_ = Clock::now();
     stop_ticks_ = ticks();
@@ -53,9 +57,33 @@ class HostTimer : public IterationTimer {
     }
     return out;
   }
+  // Entry k is enter()'s stamp where it was called before each call, else the previous exit (the
+  // batch's start for the first): nothing ran between them but the stamp.
+  CallStamps call_stamps() override {
+    CallStamps out;
+    const std::size_t n = marks_.size();
+    if (n == 0) return out;
+    const double span = static_cast<double>(stop_ticks_ - start_ticks_);
+    const double us_per_tick = span > 0 ? elapsed_us() / span : 0.0;
+    const double origin =
+        std::chrono::duration<double, std::micro>(start_.time_since_epoch()).count();
+    auto at = [&](std::uint64_t t) {
+      return origin +
+             static_cast<double>(static_cast<std::int64_t>(t - start_ticks_)) * us_per_tick;
+    };
+    const bool entered = enters_.size() == n;
+    out.entry.resize(n);
+    out.exit.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      out.exit[i] = at(marks_[i]);
+      out.entry[i] = entered ? at(enters_[i]) : i == 0 ? origin : out.exit[i - 1];
+    }
+    return out;
+  }
 
  private:
   std::vector<std::uint64_t> marks_;
+  std::vector<std::uint64_t> enters_;
   std::uint64_t start_ticks_ = 0, stop_ticks_ = 0;
   Clock::time_point start_, stop_;
 };

@@ -10,6 +10,14 @@
 
 namespace cb {
 
+// When each iteration entered its call and left it, on this host's steady clock (microseconds
+// since its epoch), for lateness (collectives/engine/lateness.hpp): one value per iteration each.
+struct CallStamps {
+  std::vector<double> entry;
+  std::vector<double> exit;
+  double error_us = 0;  // how far these may sit from the steady clock (0 on the host timer)
+};
+
 class IterationTimer {
  public:
   virtual ~IterationTimer() = default;
@@ -28,6 +36,16 @@ class IterationTimer {
   // record per iteration, and a device switch per GPU with several), so that batches for
   // time_us always go without marks, each beside a stamped twin for the samples.
   virtual bool marks_always_show() const { return false; }
+
+  // Lateness. A mark() is the call's exit and, where nothing runs before the next call, that
+  // call's entry; where something does (the test fault standing for a data loader), enter()
+  // before the call stamps its entry. Timers whose calls may start later than they are issued
+  // (a GPU stream that waits for the host) stamp every entry: needs_entries().
+  virtual void enter() {}
+  virtual bool needs_entries() const { return false; }
+  // The stamped iterations since start(), on the steady clock; empty where this batch has none
+  // per iteration (no marks, or more iterations than the timer keeps apart).
+  virtual CallStamps call_stamps() { return {}; }
 };
 
 std::unique_ptr<IterationTimer> make_host_timer();

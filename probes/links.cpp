@@ -30,11 +30,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Confirmation: the suspects are measured again this many times, after the tournament.
 constexpr int kConfirmPasses = 2;
-// A confirmation pass measures at most this many suspect pairs (one at a time, each bounded).
+// A confirmation pass measures at most this many rank pairs (one at a time, each bounded):
+// suspects against other peers, and healthy pairs beside them for the noise between links.
 constexpr int kMostConfirmPairs = 8;
 // Confirmation samples: this many times the samples of the tournament.
-constexpr int kConfirmSampleFactor = 3;
+constexpr int kConfirmSampleFactor = 1;
 
 SampleLimits limits_of(const LinksOptions& o, int sample_factor = 1) {
   return {o.bytes, o.window, sample_factor * o.repeats, o.sample_time, o.latency_iters};
@@ -108,8 +110,16 @@ void add_measurements(std::vector<LinkSample>& pairs, const std::vector<std::str
     auto it = std::find_if(pairs.begin(), pairs.end(),
                            [&](const LinkSample& p) { return p.src_rank == s && p.dst_rank == d; });
     if (it == pairs.end()) {
-      pairs.push_back({s, d, hosts[static_cast<std::size_t>(s)], hosts[static_cast<std::size_t>(d)],
-                       bw, std::isnan(us) ? std::nullopt : std::optional<double>(us), nic, rail});
+      pairs.push_back({s,
+                       d,
+                       hosts[static_cast<std::size_t>(s)],
+                       hosts[static_cast<std::size_t>(d)],
+                       bw,
+                       std::isnan(us) ? std::nullopt : std::optional<double>(us),
+                       nic,
+                       rail,
+                       {},
+                       {}});
       continue;
     }
     it->bandwidth_GBps = std::max(it->bandwidth_GBps.value_or(0), bw);
@@ -120,30 +130,31 @@ void add_measurements(std::vector<LinkSample>& pairs, const std::vector<std::str
   });
 }
 
-// The rank pairs (a < b) behind the current stragglers, flattened: every pair between two
-// hosts one of which is a straggler host, or the hosts of a straggler link; at most
-// kMostConfirmPairs, slowest first.
-std::vector<int> suspects(const std::vector<LinkSample>& pairs, const LinksVerdict& verdict) {
-  std::map<std::pair<int, int>, double> out;  // pair -> its slower direction
-  for (const auto& p : pairs) {
-    if (p.src_host == p.dst_host) continue;
-    for (const auto& s : verdict.stragglers) {
-      bool hit = s.peer ? ((p.src_host == s.host && p.dst_host == *s.peer) ||
-                           (p.src_host == *s.peer && p.dst_host == s.host))
-                        : (p.src_host == s.host || p.dst_host == s.host);
-      if (!hit) continue;
-      auto key = std::make_pair(std::min(p.src_rank, p.dst_rank), std::max(p.src_rank, p.dst_rank));
-      const double bw = p.bandwidth_GBps.value_or(0);
-      out[key] = out.count(key) ? std::min(out[key], bw) : bw;
+// Merges a confirmation pass's measurements into `pairs`: each figure measured again is added to
+// remeasured_GBps and remeasured_latency_us, apart from the tournament's; a pair the tournament
+// did not measure (a sampled schedule) is added with those figures alone.
+void add_remeasurements(std::vector<LinkSample>& pairs, const std::vector<std::string>& hosts,
+                        const std::vector<double>& all, const std::optional<std::string>& nic,
+                        std::optional<int> rail) {
+  std::vector<LinkSample> again;
+  add_measurements(again, hosts, all, nic, rail);
+  for (const auto& a : again) {
+    auto it = std::find_if(pairs.begin(), pairs.end(), [&](const LinkSample& p) {
+      return p.src_rank == a.src_rank && p.dst_rank == a.dst_rank;
+    });
+    if (it == pairs.end()) {
+      LinkSample fresh = a;
+      fresh.bandwidth_GBps.reset();
+      fresh.latency_us.reset();
+      pairs.push_back(fresh);
+      it = pairs.end() - 1;
     }
+    if (a.bandwidth_GBps) it->remeasured_GBps.push_back(*a.bandwidth_GBps);
+    if (a.latency_us) it->remeasured_latency_us.push_back(*a.latency_us);
   }
-  std::vector<std::pair<double, std::pair<int, int>>> slowest;
-  for (const auto& [key, bw] : out) slowest.push_back({bw, key});
-  std::sort(slowest.begin(), slowest.end());
-  if (slowest.size() > kMostConfirmPairs) slowest.resize(kMostConfirmPairs);
-  std::vector<int> flat;
-  for (const auto& [bw, key] : slowest) flat.insert(flat.end(), {key.first, key.second});
-  return flat;
+  std::sort(pairs.begin(), pairs.end(), [](const LinkSample& x, const LinkSample& y) {
+    return std::tie(x.src_rank, x.dst_rank) < std::tie(y.src_rank, y.dst_rank);
+  });
 }
 
 }  // namespace
@@ -198,24 +209,31 @@ void confirm_pass(Control& control, Pass& pass, const LinksOptions& o, LinksResu
   std::vector<LinkSample> pairs;
   std::vector<double>& mine = pass.mine;
   add_measurements(pairs, r.hosts, gather_all(control, mine), nic, rail);
-  // Confirmation: the rank pairs behind each straggler (the slowest kMostConfirmPairs) are
-  // measured again, one pair at a time with three times the samples, up to twice; each figure
-  // keeps its best. A rank descheduled by other work on a shared machine only makes one
-  // measurement slow, a slow link stays slow. Every sample stays time-bounded, so a pass takes
-  // at most kMostConfirmPairs x 3 phases x the confirmation phase bound. Rank 0's list of
-  // suspects is the one every rank follows.
-  for (int pass = 0; pass < kConfirmPasses; ++pass) {
-    const LinksVerdict verdict = links_verdict(pairs, o.min_fraction);
-    const std::vector<int> again = from_rank_0(control, suspects(pairs, verdict));
-    const int count = static_cast<int>(again.size());
-    if (count == 0) break;
+  // Confirmation: each suspect of the tournament's verdict is measured again, later, against
+  // other peers (a host) or itself (a link), beside healthy pairs measured the same way, one
+  // pair at a time, in kConfirmPasses passes (the second in the reverse order). A rank
+  // descheduled by other work on a shared machine makes one measurement slow, a slow link stays
+  // slow in every one; the verdict names a suspect only when its figures measured again stay
+  // below the healthy links' (links_verdict). Every sample stays time-bounded, so a pass takes
+  // at most kMostConfirmPairs x 3 phases x the phase bound. Rank 0's list is the one every rank
+  // follows.
+  std::vector<int> again;
+  for (const auto& [a, b] : confirmation_pairs(links_verdict(pairs, o.min_fraction), r.participants,
+                                               r.hosts, 3, 3, kMostConfirmPairs))
+    again.insert(again.end(), {a, b});
+  again = from_rank_0(control, again);
+  const int count = static_cast<int>(again.size()) / 2;
+  for (int pass = 0; pass < kConfirmPasses && count > 0; ++pass) {
     mine.clear();
-    for (int k = 0; k + 1 < count; k += 2)
-      measure_round(control, link, rank,
-                    {{again[static_cast<std::size_t>(k)], again[static_cast<std::size_t>(k + 1)]}},
-                    limits_of(o, kConfirmSampleFactor), mine);
-    add_measurements(pairs, r.hosts, gather_all(control, mine), nic, rail);
-    r.confirmations += count / 2;
+    for (int i = 0; i < count; ++i) {
+      const int k = pass % 2 ? count - 1 - i : i;
+      measure_round(
+          control, link, rank,
+          {{again[static_cast<std::size_t>(2 * k)], again[static_cast<std::size_t>(2 * k + 1)]}},
+          limits_of(o, kConfirmSampleFactor), mine);
+    }
+    add_remeasurements(pairs, r.hosts, gather_all(control, mine), nic, rail);
+    r.confirmations += count;
   }
   r.pairs.insert(r.pairs.end(), pairs.begin(), pairs.end());
 }
@@ -379,7 +397,9 @@ nlohmann::json links_to_json(const LinksResult& r) {
                      {"bandwidth_GBps", opt(p.bandwidth_GBps)},
                      {"latency_us", opt(p.latency_us)},
                      {"nic", opt_text(p.nic)},
-                     {"rail", opt_int(p.rail)}});
+                     {"rail", opt_int(p.rail)},
+                     {"remeasured_GBps", p.remeasured_GBps},
+                     {"remeasured_latency_us", p.remeasured_latency_us}});
   }
   for (const auto& h : r.verdict.hosts) {
     hosts.push_back({{"host", h.host},
@@ -388,18 +408,25 @@ nlohmann::json links_to_json(const LinksResult& r) {
                      {"min_GBps", opt(h.min_GBps)},
                      {"median_latency_us", opt(h.median_latency_us)}});
   }
-  for (const auto& s : r.verdict.stragglers) {
-    stragglers.push_back(
-        {{"host", s.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.host)},
-         {"peer", s.peer ? nlohmann::json(*s.peer) : nlohmann::json(nullptr)},
-         {"metric", s.metric},
-         {"value", s.value},
-         {"median", s.median},
-         {"fraction", s.fraction},
-         {"component", s.component},
-         {"nic", opt_text(s.nic)},
-         {"rail", opt_int(s.rail)}});
-  }
+  auto straggler_json = [](const Straggler& s) {
+    return nlohmann::json{
+        {"host", s.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.host)},
+        {"peer", s.peer ? nlohmann::json(*s.peer) : nlohmann::json(nullptr)},
+        {"metric", s.metric},
+        {"value", s.value},
+        {"median", s.median},
+        {"fraction", s.fraction},
+        {"component", s.component},
+        {"nic", opt_text(s.nic)},
+        {"rail", opt_int(s.rail)},
+        {"remeasured", opt(s.remeasured)},
+        {"remeasured_median", opt(s.remeasured_median)},
+        {"remeasured_fraction", opt(s.remeasured_fraction)},
+        {"noise_floor", opt(s.noise_floor)}};
+  };
+  nlohmann::json unconfirmed = nlohmann::json::array();
+  for (const auto& s : r.verdict.stragglers) stragglers.push_back(straggler_json(s));
+  for (const auto& s : r.verdict.unconfirmed) unconfirmed.push_back(straggler_json(s));
   nlohmann::json meta = {{"nranks", r.nranks},
                          {"hosts", r.hosts},
                          {"participants", r.participants},
@@ -420,11 +447,9 @@ nlohmann::json links_to_json(const LinksResult& r) {
                          {"fresh_processes", r.fresh_processes},
                          {"rails", r.rails},
                          {"off_the_rails", r.off_the_rails}};
-  return {{"schema", kLinksSchema},
-          {"meta", meta},
-          {"pairs", pairs},
-          {"hosts", hosts},
-          {"stragglers", stragglers}};
+  return {{"schema", kLinksSchema},   {"meta", meta},
+          {"pairs", pairs},           {"hosts", hosts},
+          {"stragglers", stragglers}, {"unconfirmed", unconfirmed}};
 }
 
 void print_links(const LinksResult& r, std::ostream& out) {
@@ -435,6 +460,11 @@ void print_links(const LinksResult& r, std::ostream& out) {
       r.options.min_fraction, r.options.min_fraction);
   if (v.stragglers.empty()) out << "  none\n";
   for (const auto& s : v.stragglers) out << "  " << describe_straggler(s) << "\n";
+  if (!v.unconfirmed.empty()) {
+    out << "\nUnconfirmed (slow in the tournament, not beyond the healthy links' noise when "
+           "measured again; not stragglers):\n";
+    for (const auto& s : v.unconfirmed) out << "  " << describe_unconfirmed(s) << "\n";
+  }
 
   out << fmt::format(
       "\nHosts (over their links to other hosts; 1 GB = 1e9 bytes), {} {}, {}{} round{} and {} "

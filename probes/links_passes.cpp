@@ -41,6 +41,14 @@ std::vector<LinksPass> plan_links_passes(LinksTransport t, const std::vector<std
 
 namespace {
 
+std::vector<double> numbers(const nlohmann::json& p, const char* key) {
+  std::vector<double> out;
+  if (auto it = p.find(key); it != p.end() && it->is_array())
+    for (const auto& x : *it)
+      if (x.is_number()) out.push_back(x.get<double>());
+  return out;
+}
+
 std::optional<double> number(const nlohmann::json& v) {
   return v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
 }
@@ -72,7 +80,8 @@ LinksResult merge_links_passes(const std::vector<nlohmann::json>& docs,
       r.pairs.push_back({p.value("src_rank", 0), p.value("dst_rank", 0),
                          p.value("src_host", std::string()), p.value("dst_host", std::string()),
                          number(p["bandwidth_GBps"]), number(p["latency_us"]), rails[k],
-                         static_cast<int>(k)});
+                         static_cast<int>(k), numbers(p, "remeasured_GBps"),
+                         numbers(p, "remeasured_latency_us")});
     }
   }
   std::sort(r.pairs.begin(), r.pairs.end(), [](const LinkSample& x, const LinkSample& y) {

@@ -39,11 +39,21 @@ struct NvlinkGeneration {
 std::optional<NvlinkGeneration> nvlink_generation(int cc_major);
 
 // The facts of one host (commbench/roof facts: see docs). `topo` must have been probed with NVML
-// where the host has GPUs.
-nlohmann::json roof_facts(const Topology& topo, const RoofInputs& inputs);
+// where the host has GPUs. With `sys`, also the CPU caches it describes (cache_facts) and, on the
+// live tree, the CPU model.
+nlohmann::json roof_facts(const Topology& topo, const RoofInputs& inputs, Sysfs* sys = nullptr);
+
+// The CPU caches of the host, every distinct data or unified cache once (a cache shared by
+// several CPUs counts once): {"bytes": their sum, "text": "L1d 2 x 48 KiB, L2 2 x 1 MiB, L3 1 x
+// 32 MiB"}; null when sysfs describes none. Data that fits in them is not bound by host memory.
+nlohmann::json cache_facts(Sysfs& sys);
 
 // This host's memory copy bandwidth: one thread, and every CPU together, from `probe membw`'s
-// copy kernel; read from the per-boot cache (keyed by host and boot id) unless `now`.
+// copy kernel (the fastest of its repeats: a ceiling, not a typical figure). Unless `now`, the
+// highest figures measured on this host since boot, kept in a cache keyed by host and boot id
+// and measured again (keeping the higher) when the last measurement is older than
+// kHostMemoryRemeasureSeconds; `now`: this launch's own measurement alone.
+inline constexpr double kHostMemoryRemeasureSeconds = 600;
 nlohmann::json host_memory_facts(bool now);
 
 }  // namespace cb

@@ -51,7 +51,7 @@ nlohmann::json host_topology_facts(const std::string& sysfs_root, const RoofInpu
   nlohmann::json facts = stable;
   facts["host"] = topo.host.value_or("unknown");
   facts["fingerprint"] = fingerprint(stable.dump());
-  facts["roof"] = roof_facts(topo, roof);  // not in the fingerprint: measured figures vary
+  facts["roof"] = roof_facts(topo, roof, &sys);  // not in the fingerprint: measured figures vary
   return facts;
 }
 

@@ -34,6 +34,7 @@ ResultRecord summarize_repetitions(const std::vector<ResultRecord>& group) {
   ResultRecord s = group.front();
   s.repeat.reset();
   s.rank_time.reset();  // each launch keeps its own: a slowest rank is one launch's
+  s.lateness.reset();   // likewise: lateness is one launch's
   s.repeats = group;
   for (auto& r : s.repeats) r.repeats.clear();
   s.iters = static_cast<std::uint64_t>(
@@ -54,6 +55,8 @@ ResultRecord summarize_repetitions(const std::vector<ResultRecord>& group) {
       has_outliers(s) && 2 * faulted > static_cast<long>(group.size()) ? kPageFaultCause : "";
   s.imbalance_tax = optional_median(group, [](const auto& r) { return r.imbalance_tax; });
   s.uniform_us = optional_median(group, [](const auto& r) { return r.uniform_us; });
+  s.p50_low_us = optional_median(group, [](const auto& r) { return r.p50_low_us; });
+  s.p50_high_us = optional_median(group, [](const auto& r) { return r.p50_high_us; });
   s.wrong.reset();
   for (const auto& r : group) {
     if (r.wrong) s.wrong = s.wrong.value_or(0) + *r.wrong;

@@ -25,6 +25,7 @@ struct BackendFlag {
   std::string name;  // its long name, "--gloo-iface"
   std::string help;
   bool in_version = false;  // `version` offers it too (it chooses what version reports)
+  bool in_replay = true;    // `replay` takes it too (false: it applies to run's cases alone)
 };
 
 // What a run's flags chose, for each backend's own checks before anything runs.

@@ -11,12 +11,15 @@
 // only, warm-up included (faults:R:BYTES:N, as a library that grows its pools at first), or make
 // every rank sleep after each timed alltoallv call for what it received at US microseconds per
 // MiB (link:US, a receive link of fixed bandwidth: time then follows the busiest receiver, as on
-// a network). Read once.
+// a network), or read its clock US microseconds ahead (skew:R:US, negative behind: a host whose
+// clock is off, so that lateness must estimate it). Several faults are separated by commas
+// (slow:2:3000,slow:3:3000 slows two ranks). Read once.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cb {
 
@@ -26,7 +29,7 @@ struct TestFault {
   int corrupt_source = -1;  // the block from this rank (-1: the first block of the result)
   int die_rank = -1;
   std::uint64_t die_after_cases = 0;  // the cases rank die_rank finishes first
-  int slow_rank = -1;
+  std::vector<int> slow_ranks;
   int slow_us = 0;
   std::string slow_collective;       // empty: every collective
   std::uint64_t slow_min_bytes = 0;  // count x element size of the call
@@ -34,6 +37,8 @@ struct TestFault {
   std::size_t faults_bytes = 0;
   std::uint64_t faults_calls = 0;  // faults:R:BYTES:N: a case's first N calls only; 0: every call
   double link_us_per_mib = 0;      // every rank, alltoallv only
+  int skew_rank = -1;
+  double skew_us = 0;
 };
 
 const TestFault& test_fault();

@@ -15,8 +15,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "collectives/engine/call_validation.hpp"
 #include "collectives/engine/fault_injection.hpp"
 #include "collectives/engine/outlier_cause.hpp"
+#include "collectives/engine/straggler.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 
@@ -28,8 +30,13 @@ namespace {
 // more than 0.05 % of time_us.
 constexpr double kStampsShowBelowUs = 20.0;
 
-std::byte* at(void* base, std::uint64_t elements, DType t) {
-  return static_cast<std::byte*>(base) + elements * info(t).size;
+// The test-only clock skew of this process, and its clock's identity (a skewed clock is its own,
+// so that lateness estimates it).
+double skew_of(int rank) {
+  return rank == test_fault().skew_rank ? test_fault().skew_us : 0.0;
+}
+std::string clock_identity_of(int rank) {
+  return rank == test_fault().skew_rank ? clock_identity() + " skewed" : clock_identity();
 }
 
 }  // namespace
@@ -42,7 +49,9 @@ Runner::Runner(Backend& backend, Control& control, Watchdog& watchdog, RunnerOpt
       options_(options),
       memory_(backend.memory()),
       needs_(buffer_needs(cases, backend.size())),
-      places_(gather_places(this_place(backend), control)) {
+      places_(gather_places(this_place(backend), control)),
+      clocks_(control, control.allgather(clock_identity_of(control.rank())),
+              skew_of(control.rank())) {
   send_ = memory_.allocate(needs_.send);
   recv_ = memory_.allocate(needs_.recv);
   diagnostics_ = TimingDiagnostics::from_environment();
@@ -109,23 +118,6 @@ double faulted_bytes() {
   return static_cast<double>(u.ru_minflt) * page;
 }
 
-// The segment the test-only corrupt fault hits: the one from source rank corrupt_source where it
-// names one, else the first; null where there is none.
-const Segment* corrupted_segment(const std::vector<Segment>& segments) {
-  for (const auto& s : segments) {
-    if (test_fault().corrupt_source < 0 || s.source == test_fault().corrupt_source) return &s;
-  }
-  return nullptr;
-}
-
-// The elements of a validated call's output region that its result must overwrite: `region`, or
-// for alltoallv what this rank receives (in place: and what it sends from the same buffer).
-std::uint64_t poisoned_elements(const Case& c, const CollectiveCall& local, std::uint64_t region) {
-  if (!local.blocks) return region;
-  const RankBlocks& b = local.blocks->local[local.local];
-  return c.placement == Placement::Out ? b.recv_total : std::max(b.recv_total, b.send_total);
-}
-
 // The cases this process has begun to measure, for the test-only fault that lets a rank die
 // after its first N cases whatever order they run in.
 std::uint64_t cases_begun = 0;
@@ -137,7 +129,7 @@ std::uint64_t case_calls = 0;
 // from a size on).
 bool slowed(int rank, const CollectiveCall& call) {
   const TestFault& f = test_fault();
-  if (rank != f.slow_rank) return false;
+  if (std::find(f.slow_ranks.begin(), f.slow_ranks.end(), rank) == f.slow_ranks.end()) return false;
   if (f.slow_collective.empty()) return true;
   return name(call.collective) == f.slow_collective &&
          call.count * info(call.dtype).size >= f.slow_min_bytes;
@@ -153,9 +145,11 @@ int link_fault_us(const CollectiveCall& call) {
   return static_cast<int>(bytes / (1 << 20) * rate);
 }
 
-// What the test-only faults add after each timed call: a sleep, and memory mapped afresh,
-// written and unmapped, as an allocator that maps a library's temporary buffers on every call
-// (or, with a count, on a case's first calls only, as one that grows its pools at first).
+// What the test-only faults add after each timed call (after its exit stamp, before the next
+// call's entry stamp: work between calls, as a data loader's): a sleep, and memory mapped
+// afresh, written and unmapped, as an allocator that maps a library's temporary buffers on
+// every call (or, with a count, on a case's first calls only, as one that grows its pools at
+// first).
 void after_call_fault(int slow_us, std::size_t map_bytes, std::uint64_t map_calls) {
   if (slow_us) std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
   if (map_bytes && (map_calls == 0 || ++case_calls <= map_calls)) {
@@ -172,7 +166,8 @@ void after_call_fault(int slow_us, std::size_t map_bytes, std::uint64_t map_call
 // commbench runs no other thread of its own in a rank, so nothing of ours shares the rank's core.
 // The page faults of the batch are read just outside its timed stretch (batch_fault_bytes_).
 double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
-                         IterationTimer* timer, std::vector<double>* samples, bool stamp) {
+                         IterationTimer* timer, std::vector<double>* samples, bool stamp,
+                         std::vector<CallStamps>* stamps) {
   watchdog_.rearm();
   if (comm.rank() == test_fault().die_rank && cases_begun > test_fault().die_after_cases) {
     std::raise(SIGKILL);
@@ -195,12 +190,16 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   if (diagnostics_) diagnostics_->audit().before_batch();
   const double faulted_before = faulted_bytes();
   timer->start();
-  // Two loops, so that the one timed whole has nothing in it but the call and the progress.
+  // Two loops, so that the one timed whole has nothing in it but the call and the progress. In
+  // the stamped one, the stamp after a call is its exit and the next call's entry, unless
+  // something runs in between (a fault) or the timer's calls may start later than issued.
+  const bool enter = faulty || timer->needs_entries();
   if (stamp) {
     for (std::uint64_t i = 0; i < n; ++i) {
+      if (enter) timer->enter();
       comm.issue(call);
-      if (faulty) after_call_fault(slow_us, map_bytes, fault_calls);
       timer->mark();
+      if (faulty) after_call_fault(slow_us, map_bytes, fault_calls);
       watchdog_.progress(++progress_);
     }
   } else {
@@ -218,7 +217,30 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
     auto s = timer->samples_us();
     samples->insert(samples->end(), s.begin(), s.end());
   }
+  if (stamp && stamps) stamps->push_back(timer->call_stamps());
   return timer->elapsed_us();
+}
+
+LatenessCase Runner::judge_lateness(Communicator& comm, const Case& c,
+                                    const std::vector<CallStamps>& batches, const ClockLine& line) {
+  LatenessCase out;
+  const WaitPattern pattern = wait_pattern(c.collective);
+  if (control_.size() < 2 || pattern == WaitPattern::None) return out;
+  // Every process judges as many calls: a batch without stamps of its own counts for none.
+  std::vector<CallStamps> usable = batches;
+  double stamp_error = 0;
+  for (const auto& b : batches) stamp_error = std::max(stamp_error, b.error_us);
+  std::vector<double> lacking;
+  for (const auto& b : usable) lacking.push_back(b.entry.empty() ? 1.0 : 0.0);
+  control_.max(lacking.data(), lacking.size());  // 1 where any process lacks the batch's stamps
+  for (std::size_t i = 0; i < usable.size(); ++i)
+    if (lacking[i] > 0) usable[i] = CallStamps{};
+  const Arrivals mine = judged_calls(usable, line, clocks_.skew_us());
+  const bool root_here = c.root >= comm.rank() && c.root < comm.rank() + comm.local_ranks();
+  out.ranks = measure_lateness(control_, comm.rank(), mine, pattern, root_here,
+                               line.error_us() + stamp_error);
+  out.places = places_;
+  return out;
 }
 
 WarmupOutcome Runner::warm_up(Communicator& comm, const CollectiveCall& call,
@@ -253,66 +275,14 @@ WarmupOutcome Runner::warm_up(Communicator& comm, const CollectiveCall& call,
   return {rule.end(), rule.done()};
 }
 
-void Runner::fill_input(const Case& c, const CollectiveCall& call, Pattern& pattern, int rank) {
-  const auto& ci = info(c.collective);
-  const int n = backend_.size();
-  PeriodicTable table = pattern.input_table(rank);
-  if (call.blocks) {  // alltoallv: the blocks this rank sends, packed from the buffer's start
-    const std::uint64_t sent = call.blocks->local[call.local].send_total;
-    memory_.fill(c.placement == Placement::Out ? call.send : call.recv, sent, table, 0);
-    return;
-  }
-  if (c.placement == Placement::Out) {
-    memory_.fill(call.send, elements(ci.send, c.count, n), table, 0);
-  } else {
-    std::uint64_t offset = in_place_input_offset(c.collective, rank, c.count);
-    memory_.fill(at(call.recv, offset, c.dtype), elements(ci.send, c.count, n), table, 0);
-  }
-}
-
-std::optional<std::uint64_t> Runner::validate(Communicator& comm, const Case& c,
-                                              const CollectiveCall& call, std::uint64_t seed) {
-  const int n = backend_.size();
-  const int rank = comm.rank();
-  const auto& ci = info(c.collective);
-  Pattern pattern(c.dtype, c.op == ReduceOp::None ? ReduceOp::Max : c.op, n, seed);
-  // Poison what the call must overwrite, then lay down this iteration's input.
-  const std::uint64_t region = c.placement == Placement::Out
-                                   ? elements(ci.recv, c.count, n)
-                                   : in_place_elements(c.collective, c.count, n);
-  // Each rank this process drives (several GPUs per process) has its own buffers and input.
-  for (int l = 0; l < comm.local_ranks(); ++l) {
-    CollectiveCall local = comm.local_call(call, l);
-    memory_.poison(local.recv, poisoned_elements(c, local, region) * info(c.dtype).size);
-    fill_input(c, local, pattern, rank + l);
-  }
-  control_.barrier();
-  watchdog_.progress(++progress_);
-  comm.issue(call);
-  comm.complete();
-  watchdog_.progress(++progress_);
-
-  std::uint64_t wrong = 0;
-  for (int l = 0; l < comm.local_ranks(); ++l) {
-    CollectiveCall local = comm.local_call(call, l);
-    void* result = local.recv;
-    if (c.placement == Placement::In) {
-      result =
-          at(local.recv, comm.in_place_output_offset(c.collective, rank + l, c.count), c.dtype);
-    }
-    std::vector<Segment> segments = comm.expected(local);
-    if (rank + l == test_fault().corrupt_rank) {
-      if (const Segment* s = corrupted_segment(segments)) {
-        memory_.corrupt(at(result, s->dst_offset, c.dtype), info(c.dtype).size);
-      }
-    }
-    for (const auto& s : segments) {
-      wrong += memory_.count_wrong(at(result, s.dst_offset, c.dtype), s.length,
-                                   pattern.table_for(s), s.src_offset);
-    }
-  }
-  control_.sum(&wrong, 1);
-  return wrong;
+std::optional<std::uint64_t> Runner::validate(Communicator& comm, const CollectiveCall& call,
+                                              std::uint64_t seed) {
+  return validate_call(memory_, control_, comm, call, seed, [&] {
+    watchdog_.progress(++progress_);
+    comm.issue(call);
+    comm.complete();
+    watchdog_.progress(++progress_);
+  });
 }
 
 Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_index) {
@@ -324,7 +294,7 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
     // Timing data: the pattern for seed 0 (its values do not matter, only that they are finite).
     Pattern pattern(c.dtype, c.op == ReduceOp::None ? ReduceOp::Max : c.op, backend_.size(), 0);
     for (int l = 0; l < comm.local_ranks(); ++l) {
-      fill_input(c, comm.local_call(call, l), pattern, comm.rank() + l);
+      fill_call_input(memory_, comm.local_call(call, l), pattern, comm.rank() + l, backend_.size());
     }
   }
   control_.barrier();
@@ -343,21 +313,27 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   const bool apart =
       timer->times_batches_alone() &&
       (timer->marks_always_show() || (typical_us > 0 && typical_us < kStampsShowBelowUs));
-  // Each timed step's samples and the memory this rank faulted in during its timed batches.
+  // Each timed step's samples and the memory this rank faulted in during its timed batches; the
+  // stamped batches' calls, for lateness (the clocks are measured before and after them).
   std::vector<BatchFaults> batch_faults;
+  std::vector<CallStamps> stamps;
   auto timed = [&](std::uint64_t n) {
     const std::size_t first = samples.size();
-    const double t = run_batch(comm, call, n, timer.get(), apart ? nullptr : &samples, !apart);
+    const double t =
+        run_batch(comm, call, n, timer.get(), apart ? nullptr : &samples, !apart, &stamps);
     double faulted = batch_fault_bytes_;
     elapsed += t;
     spent += t;
     if (apart) {
       ++whole_batches;
-      spent += run_batch(comm, call, n, timer.get(), &samples);
+      spent += run_batch(comm, call, n, timer.get(), &samples, true, &stamps);
       faulted += batch_fault_bytes_;
     }
     batch_faults.push_back({first, samples.size(), faulted});
   };
+  ClockLine clock_line;
+  clock_line.before_at_us = clocks_.now_us();
+  clock_line.before = clocks_.measure();
   control_.barrier();
   if (options_.iters) {
     m.iters = *options_.iters;
@@ -386,6 +362,8 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
       next = clamp_batch(want);
     }
   }
+  clock_line.after_at_us = clocks_.now_us();
+  clock_line.after = clocks_.measure();
   const double issued = static_cast<double>(m.iters) * (apart ? 2 : 1);
   double faulted = 0;
   for (const BatchFaults& b : batch_faults) faulted += b.fault_bytes;
@@ -408,6 +386,7 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
     diagnostics_->write_case(comm.rank(), backend_.name(), describe(c), c.bytes, samples,
                              whole_batches, warmup);
   }
+  m.lateness = judge_lateness(comm, c, stamps, clock_line);
   m.rank_time = rank_times(per_rank, places_);
   m.time_us = m.rank_time.max_us;
   {
@@ -421,7 +400,7 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   m.stats = summarize(std::move(samples));
 
   if (options_.check && c.collective != Collective::Barrier) {
-    m.wrong = validate(comm, c, call, case_index * 1009 + m.iters + 1);
+    m.wrong = validate(comm, call, case_index * 1009 + m.iters + 1);
   }
   watchdog_.disarm();
   return m;
@@ -449,6 +428,10 @@ ResultRecord make_record(const Backend& backend, const Case& c, const Measuremen
   r.p99_us = m.stats.p99;
   r.max_us = m.stats.max;
   r.cv = m.stats.cv;
+  if (m.iters > 0) {
+    r.p50_low_us = m.stats.p50_low;
+    r.p50_high_us = m.stats.p50_high;
+  }
   // alltoallv: nccl-tests' convention, the bytes of the rank that sends or receives the most.
   const double moved = c.split ? static_cast<double>(c.traffic.largest() * info(c.dtype).size)
                                : static_cast<double>(c.bytes);
@@ -465,6 +448,7 @@ ResultRecord make_record(const Backend& backend, const Case& c, const Measuremen
   }
   r.wrong = m.wrong;
   r.rank_time = m.rank_time;
+  r.lateness = case_lateness(m.lateness);
   r.fault_bytes = m.fault_bytes;
   if (has_outliers(r)) r.outlier_cause = m.outlier_cause;
   return r;

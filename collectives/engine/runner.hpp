@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "collectives/backend.hpp"
+#include "collectives/engine/clock_sync.hpp"
+#include "collectives/engine/lateness.hpp"
 #include "collectives/engine/plan.hpp"
 #include "collectives/engine/rank_times.hpp"
 #include "collectives/engine/stats.hpp"
@@ -41,6 +43,9 @@ struct Measurement {
   std::optional<double> fault_bytes;
   // Why the slow iterations were slow, where commbench can tell (outlier_cause.hpp).
   std::string outlier_cause;
+  // When every process entered and left the stamped calls, and what their waiting cost
+  // (collectives/engine/lateness.hpp); no ranks where not judged.
+  LatenessCase lateness;
 };
 
 class Runner {
@@ -61,15 +66,19 @@ class Runner {
  private:
   CollectiveCall call_for(const Case& c) const;
   // Times n back-to-back iterations as a whole; with `stamp`, also each one (a clock read after
-  // each), appended to `samples` when given.
+  // each), appended to `samples` when given, and each call's entry and exit to `stamps`.
   double run_batch(Communicator& comm, const CollectiveCall& call, std::uint64_t n,
-                   IterationTimer* timer, std::vector<double>* samples, bool stamp = true);
+                   IterationTimer* timer, std::vector<double>* samples, bool stamp = true,
+                   std::vector<CallStamps>* stamps = nullptr);
+  // Every process's lateness over the stamped batches of case `c` (collective).
+  LatenessCase judge_lateness(Communicator& comm, const Case& c,
+                              const std::vector<CallStamps>& batches, const ClockLine& line);
   // Warms up; returns why it ended, and the last batch's time per iteration and median.
   WarmupOutcome warm_up(Communicator& comm, const CollectiveCall& call, double* per_iter_us,
                         double* typical_us);
-  std::optional<std::uint64_t> validate(Communicator& comm, const Case& c,
-                                        const CollectiveCall& call, std::uint64_t seed);
-  void fill_input(const Case& c, const CollectiveCall& call, Pattern& pattern, int rank);
+  // Validates `call` (collectives/engine/call_validation.hpp) between two watchdog steps.
+  std::optional<std::uint64_t> validate(Communicator& comm, const CollectiveCall& call,
+                                        std::uint64_t seed);
 
   Backend& backend_;
   Control& control_;
@@ -78,6 +87,7 @@ class Runner {
   Memory& memory_;
   BufferNeeds needs_;
   std::vector<RankPlace> places_;  // where every process runs, in control-channel order
+  ClockSync clocks_;               // every process's clock against rank 0's
   void* send_ = nullptr;
   void* recv_ = nullptr;
   std::unique_ptr<VBlocks> blocks_;  // alltoallv: the case prepared last

@@ -36,10 +36,6 @@ void Session::note(const std::string& message, const SessionEvents& events) {
   std::cerr << "commbench: note: " << message << "\n";
 }
 
-namespace {
-
-// The order in which a plan's cases run: plan order, or shuffled by `seed` (Fisher-Yates on a
-// fixed generator, so that every rank draws the same order).
 std::vector<std::size_t> case_order(std::size_t n, std::uint64_t seed) {
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
@@ -48,8 +44,6 @@ std::vector<std::size_t> case_order(std::size_t n, std::uint64_t seed) {
   for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[gen() % i]);
   return order;
 }
-
-}  // namespace
 
 void Session::run(int nnodes, const SessionEvents& events) {
   std::size_t total = 0, done = 0;
@@ -104,7 +98,7 @@ void Session::run(int nnodes, const SessionEvents& events) {
         rec.algorithm = chosen;  // what the library picked for "default"
       }
       if (c.split) measure_twin(runner, *it->second.comm, c, m, done, rec, events);
-      if (rec.rank_time && rec.nranks > 1) case_times_.push_back(*rec.rank_time);
+      if (!m.lateness.ranks.empty()) case_lateness_.push_back(std::move(m.lateness));
       if (rec.wrong && *rec.wrong > 0) {
         wrong_total_ += *rec.wrong;
         if (wrong_cases_++ == 0) first_wrong_ = fmt::format("{} {}", backend.name(), describe(c));
@@ -159,7 +153,7 @@ void Session::warn_if_control_moved() const {
 }
 
 std::optional<RankStraggler> Session::straggler() const {
-  return judge_straggler(case_times_);
+  return judge_straggler(case_lateness_);
 }
 
 void Session::warn_if_straggler() const {

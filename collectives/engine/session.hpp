@@ -27,6 +27,10 @@ struct SessionEvents {
   std::function<void()> before_note;  // a note is about to be printed on stderr
 };
 
+// The order in which `n` cases run: plan order, or shuffled by `seed` (Fisher-Yates on a fixed
+// generator, so that every rank draws the same order).
+std::vector<std::size_t> case_order(std::size_t n, std::uint64_t seed);
+
 class Session {
  public:
   // `plans[i]` are the cases of `backends[i]`.
@@ -46,11 +50,12 @@ class Session {
   // After the results are written (so that a failure to write them is the first line): warns
   // on stderr, from rank 0, when the launch's control measurement moved during it.
   void warn_if_control_moved() const;
-  // The straggler judgement over the cases measured with more than one rank (every rank; after
-  // run()); empty when there were none.
+  // The straggler judgement over the calls of the cases measured with more than one rank (every
+  // rank; after run()); empty when there were none.
   std::optional<RankStraggler> straggler() const;
-  // After the results are written: warns on stderr, from rank 0, when one rank was the slowest
-  // in most cases by a margin beyond noise (collectives/engine/straggler.hpp).
+  // After the results are written: warns on stderr, from rank 0, when one rank (or one host's
+  // ranks) entered most calls last and cost the others waiting beyond noise
+  // (collectives/engine/straggler.hpp).
   void warn_if_straggler() const;
 
  private:
@@ -72,7 +77,7 @@ class Session {
   std::uint64_t wrong_cases_ = 0;
   std::string first_wrong_;
   LaunchControl launch_control_;
-  std::vector<RankTimes> case_times_;  // each case's rank times, where it had more than one rank
+  std::vector<LatenessCase> case_lateness_;  // each case's lateness, where it was judged
 };
 
 }  // namespace cb

@@ -5,6 +5,8 @@
 #include <limits>
 #include <numeric>
 
+#include "common/median_interval.hpp"
+
 namespace cb {
 
 double percentile_sorted(const std::vector<double>& sorted, double p) {
@@ -31,6 +33,9 @@ SampleStats summarize(std::vector<double> samples) {
   st.max = samples.back();
   st.p50 = percentile_sorted(samples, 50);
   st.p99 = percentile_sorted(samples, 99);
+  const MedianRanks ci = median_interval_ranks(samples.size());
+  st.p50_low = samples[ci.low - 1];
+  st.p50_high = samples[ci.high - 1];
   return st;
 }
 

@@ -9,6 +9,9 @@ struct SampleStats {
   double mean = 0, min = 0, p50 = 0, p99 = 0, max = 0;
   double stdev = 0;  // sample standard deviation (n - 1)
   double cv = 0;     // stdev / mean
+  // The distribution-free confidence interval of the median at kMedianConfidence (order
+  // statistics, common/median_interval.hpp): min and max where there are too few samples for it.
+  double p50_low = 0, p50_high = 0;
 };
 
 // Percentiles are nearest-rank: the smallest sample with at least p% of samples at or below it.

@@ -11,6 +11,7 @@
 #include "common/schema.hpp"
 #include "report/check/check_report.hpp"
 #include "report/check/check_spec.hpp"
+#include "report/check/host_reference.hpp"
 #include "report/check/topology_facts.hpp"
 #include "report/format/result_reader.hpp"
 
@@ -24,10 +25,31 @@ CheckReport evaluate_spec(const Spec& spec, const std::vector<ResultFile>& resul
                           const nlohmann::json& links = nullptr,
                           const std::string& links_source = {});
 
+// How `check --expect auto` judges (docs/check.md).
+struct ExpectOptions {
+  // Every collective's large-message efficiency must reach this (--min-efficiency); empty: the
+  // rule of its path (GPU and network roofs: the default for the kind of roof; host memory: the
+  // healthy references).
+  std::optional<double> min_efficiency;
+  // Healthy runs given with --reference, beside the built-in table.
+  std::vector<HostReference> references;
+  bool builtin_references = true;
+  // Across hosts, each host must reach this fraction of its peers' median (--fleet-fraction).
+  double fleet_fraction = 0.75;
+};
+inline constexpr double kDefaultFleetFraction = 0.75;
+
 // `check --expect auto`: one item per collective (per backend and algorithm, and per host set
-// when the files come from different hosts) on its large-message efficiency, against
-// `min_efficiency` or the default for its kind of roof. Unknown roofs give warnings.
+// when the files come from different hosts): GPU and network paths on their large-message
+// efficiency against the default for their kind of roof, host memory against its healthy
+// references, or `min_efficiency` for all; and, across hosts, each host against the fleet's
+// median. What cannot be judged gives warnings that say why, never a pass.
 std::vector<RequirementResult> evaluate_expect_auto(const std::vector<ResultFile>& files,
-                                                    std::optional<double> min_efficiency);
+                                                    const ExpectOptions& options);
+// Across hosts: several hosts' files (each collective, each host against the median of the
+// others on the same cases) or a file from several hosts (each host's memory copy figures, and
+// the run's straggler judgement). Empty for one host.
+std::vector<RequirementResult> evaluate_fleet(const std::vector<ResultFile>& files,
+                                              double fraction);
 
 }  // namespace cb

@@ -34,6 +34,12 @@ std::vector<LinkSample> link_samples(const json& doc, const std::string& source)
         s.latency_us = p["latency_us"].get<double>();
       if (p.contains("nic") && p["nic"].is_string()) s.nic = p["nic"].get<std::string>();
       if (p.contains("rail") && p["rail"].is_number_integer()) s.rail = p["rail"].get<int>();
+      for (auto [key, into] : {std::pair{"remeasured_GBps", &s.remeasured_GBps},
+                               std::pair{"remeasured_latency_us", &s.remeasured_latency_us}}) {
+        if (!p.contains(key) || !p[key].is_array()) continue;
+        for (const auto& x : p[key])
+          if (x.is_number()) into->push_back(x.get<double>());
+      }
       out.push_back(s);
     } catch (const json::exception&) {
       usage_error("{}: a pair lacks src_rank, dst_rank, src_host or dst_host: {}", source,

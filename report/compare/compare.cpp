@@ -7,11 +7,14 @@
 #include <map>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "common/environment.hpp"
 #include "common/launch_control.hpp"
 #include "common/units.hpp"
+#include "report/compare/compare_output.hpp"
+#include "report/compare/single_launch.hpp"
 #include "report/compare/verdict_line.hpp"
 #include "report/launch_statistics.hpp"
 #include "report/repetitions.hpp"
@@ -28,15 +31,33 @@ using Group = std::vector<ResultRecord>;  // one record per launch
 struct Launches {
   std::vector<ControlFigures> control;  // per launch
   std::vector<std::size_t> file;        // per launch: the file it came from
+  std::vector<std::string> moved;       // per launch: what its control did during it ("": steady)
   std::map<RecordKey, std::vector<std::pair<std::size_t, ResultRecord>>> by_key;
 };
 
-ControlFigures control_of(const ResultFile& f, int repeat) {
-  if (!f.meta) return {};
+const LaunchControl* launch_control_of(const ResultFile& f, int repeat) {
+  if (!f.meta) return nullptr;
   for (const auto& c : f.meta->launches) {
-    if (c.repeat.value_or(0) == repeat) return {c.pingpong_ns(), c.compute_us()};
+    if (c.repeat.value_or(0) == repeat) return &c;
   }
-  return {};
+  return nullptr;
+}
+
+// What a launch's control did during it beyond the tolerances ("" when steady).
+std::string moved_text(const LaunchControl& c) {
+  std::string s;
+  if (c.pingpong_moved() > kPingpongTolerance) {
+    s = fmt::format("core-to-core round trip {:.1f}x apart", c.pingpong_moved());
+  }
+  if (c.compute_moved() > kComputeTolerance) {
+    s += fmt::format("{}compute loop {:.2f}x apart", s.empty() ? "" : ", ", c.compute_moved());
+  }
+  return s.empty() ? s : s + " between its samples";
+}
+
+ControlFigures control_of(const ResultFile& f, int repeat) {
+  const LaunchControl* c = launch_control_of(f, repeat);
+  return c ? ControlFigures{c->pingpong_ns(), c->compute_us()} : ControlFigures{};
 }
 
 Launches collect_launches(const std::vector<const ResultFile*>& files) {
@@ -51,6 +72,8 @@ Launches collect_launches(const std::vector<const ResultFile*>& files) {
           it = index.emplace(repeat, out.control.size()).first;
           out.control.push_back(control_of(*files[fi], repeat));
           out.file.push_back(fi);
+          const LaunchControl* c = launch_control_of(*files[fi], repeat);
+          out.moved.push_back(c ? moved_text(*c) : std::string());
         }
         out.by_key[key_of(r)].emplace_back(it->second, std::move(launch));
       }
@@ -322,11 +345,188 @@ void judge_over_launches(CompareReport& report, const Launches& base, const Laun
   if (level.matched && level.verdict.change == Change::Inconclusive) level.why = level.verdict.why;
 }
 
+// One launch a side: why its records cannot be judged here ("" when they can): the launches'
+// controls disagree or moved during a launch, or a launch's records show interference.
+constexpr double kDisturbedShare = 0.25;
+
+std::string disturbed(const Launches& side, const char* name) {
+  std::vector<int> all(side.control.size()), noisy(side.control.size());
+  for (const auto& [key, list] : side.by_key) {
+    for (const auto& [launch, r] : list) {
+      ++all[launch];
+      noisy[launch] += has_outliers(r) ? 1 : 0;
+    }
+  }
+  for (std::size_t l = 0; l < all.size(); ++l) {
+    if (all[l] > 0 && noisy[l] > kDisturbedShare * all[l]) {
+      return fmt::format(
+          "the {} launch was disturbed: {} of its {} records had outliers (a mean above {:g} x "
+          "p50 or a p99 above {:g} x p50), as when a CPU hog or other load runs beside it",
+          name, noisy[l], all[l], kOutlierMeanFactor, kOutlierTailFactor);
+    }
+  }
+  return {};
+}
+
+std::string single_launch_gate(const Launches& base, const Launches& next) {
+  for (const auto& [side, name] : {std::pair{&base, "base"}, std::pair{&next, "new"}}) {
+    for (const auto& moved : side->moved) {
+      if (!moved.empty())
+        return fmt::format("the {} launch's control moved during it ({})", name, moved);
+    }
+  }
+  for (const auto& [side, name] : {std::pair{&base, "base"}, std::pair{&next, "new"}}) {
+    if (std::string why = disturbed(*side, name); !why.empty()) return why;
+  }
+  auto median_control = [](const Launches& side) {
+    std::vector<double> pp, cu;
+    for (const auto& c : side.control) {
+      if (c.known()) pp.push_back(c.pingpong_ns), cu.push_back(c.compute_us);
+    }
+    return pp.empty() ? ControlFigures{} : ControlFigures{median_of(pp), median_of(cu)};
+  };
+  const ControlFigures b = median_control(base), n = median_control(next);
+  if (!b.known() || !n.known()) return {};
+  const double fp = n.pingpong_ns / b.pingpong_ns, fc = n.compute_us / b.compute_us;
+  if (std::max(fp, 1 / fp) > kPingpongTolerance || std::max(fc, 1 / fc) > kComputeTolerance) {
+    return fmt::format(
+        "the launches' controls disagree (core-to-core round trip {:.0f} ns against {:.0f} ns, "
+        "compute loop {:.0f} us against {:.0f} us; they agree within {:g}x and {:g}x): the machine "
+        "was in another mode",
+        n.pingpong_ns, b.pingpong_ns, n.compute_us, b.compute_us, kPingpongTolerance,
+        kComputeTolerance);
+  }
+  return {};
+}
+
+// "allreduce mpi/default float sum out 2 ranks 4 MiB 1.42x slower (99 % CI 0.91-2.2x, floor
+// 1.25x)".
+std::string single_launch_change(const Comparison& c, double alpha) {
+  const bool slower = c.ratio >= 1;
+  auto shown = [slower](double v) { return slower ? v : 1 / v; };
+  return fmt::format("{} {:.2f}\u00d7 {} ({:g} % CI {:.2f}\u2013{:.2f}\u00d7, floor {:.2f}\u00d7)",
+                     describe(c.key), shown(c.ratio), slower ? "slower" : "faster",
+                     (1 - alpha) * 100, slower ? c.ratio_low : shown(c.ratio_high),
+                     slower ? c.ratio_high : shown(c.ratio_low), c.floor);
+}
+
+// The single-launch rule on the records with one launch on a side: each record against its own
+// launch's median record (report/compare/single_launch.hpp), gated by the launches' controls.
+void judge_single_launches(
+    CompareReport& report, const Launches& base, const Launches& next,
+    const std::vector<std::pair<const ResultRecord*, const ResultRecord*>>& medians) {
+  std::vector<std::size_t> index;
+  std::vector<SingleLaunchInput> inputs;
+  std::map<RecordKey, std::size_t> series;
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    const Comparison& c = report.rows[i];
+    if (c.method != Method::SingleLaunch) continue;
+    auto side = [](const ResultRecord& r) {
+      return MedianWithInterval{r.p50_us, r.p50_low_us.value_or(0), r.p50_high_us.value_or(0),
+                                r.iters};
+    };
+    RecordKey s = c.key;
+    s.bytes = 0;
+    const std::size_t id = series.emplace(s, series.size()).first->second;
+    inputs.push_back({side(*medians[i].first), side(*medians[i].second), id, c.key.bytes});
+    index.push_back(i);
+  }
+  if (inputs.empty()) return;
+  const double floor = 1 + report.options.threshold;
+  const SingleLaunchResult result = judge_single_launch(inputs, floor, 1 - report.options.alpha);
+  report.single_launch_level = result.level;
+  const std::string gate = single_launch_gate(base, next);
+  const std::string rerun = "run both sides with --repeat 5";
+  std::optional<std::size_t> undecided;  // the undecided record that moved most
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    Comparison& c = report.rows[index[k]];
+    const SingleLaunchRow& row = result.rows[k];
+    c.ratio = row.ratio;
+    c.ratio_low = row.low;
+    c.ratio_high = row.high;
+    c.floor = floor;
+    if (row.change == Change::Slower) {
+      c.verdict = Verdict::Regression;
+    } else if (row.change == Change::Faster) {
+      c.verdict = Verdict::Improvement;
+    } else if (row.beyond || row.clears) {
+      c.verdict = Verdict::Noise;
+      if (!undecided ||
+          std::abs(std::log(row.ratio)) > std::abs(std::log(result.rows[*undecided].ratio))) {
+        undecided = k;
+      }
+    } else {
+      c.verdict = Verdict::Unchanged;
+    }
+  }
+  const double level = result.level;
+  const bool level_beyond = std::abs(std::log(level)) > std::log(floor);
+  if (!gate.empty()) {
+    // Nothing is decided on such launches; where nothing moved beyond the floor there is
+    // nothing to decide.
+    bool moved = level_beyond && level > 1;
+    for (std::size_t k : index) {
+      Comparison& c = report.rows[k];
+      if (c.verdict == Verdict::Regression || c.verdict == Verdict::Improvement) {
+        c.verdict = Verdict::Noise;
+      }
+      moved = moved || c.verdict == Verdict::Noise;
+    }
+    if (moved) {
+      report.single_launch_why = fmt::format("one launch a side: {} -- {}", gate, rerun);
+    } else {
+      report.notes.push_back(
+          fmt::format("one launch a side: {}; no record moved beyond the floor", gate));
+    }
+    return;
+  }
+  if (level_beyond && level > 1) {
+    // Every record slower alike: the shape cancels it. With both launches' controls measured and
+    // agreeing (the machine in the same mode, neither launch disturbed: the gate above) it is the
+    // build's; without a control it cannot be told from a slower machine.
+    auto known = [](const Launches& side) {
+      return std::all_of(side.control.begin(), side.control.end(),
+                         [](const ControlFigures& c) { return c.known(); });
+    };
+    if (known(base) && known(next)) {
+      for (std::size_t k = 0; k < inputs.size(); ++k) {
+        report.rows[index[k]].verdict = Verdict::Regression;
+      }
+      report.single_launch_level_regression = true;
+      return;
+    }
+    report.single_launch_why = fmt::format(
+        "every record {:.2f}\u00d7 slower (geometric mean over {} records, floor {:.2f}\u00d7; "
+        "one launch a side, no control measured): one launch cannot tell a slower machine from a "
+        "slower build -- {}",
+        level, inputs.size(), floor, rerun);
+    return;
+  }
+  if (undecided && report.count(Verdict::Regression) == 0) {
+    const SingleLaunchRow& row = result.rows[*undecided];
+    const Comparison& shown = report.rows[index[*undecided]];
+    std::string why =
+        !result.enough_records
+            ? fmt::format(
+                  "{} records are too few to tell a record's change from the launches' "
+                  "scatter",
+                  inputs.size())
+        : row.clears ? std::string(
+                           "it clears the floor at this size only, which one launch's "
+                           "bad luck can do")
+                     : std::string("its interval does not clear the floor");
+    report.single_launch_why =
+        fmt::format("{} (one launch a side): {} -- {}",
+                    single_launch_change(shown, report.options.alpha), why, rerun);
+  }
+}
+
 CompareOutcome outcome_of(const CompareReport& r) {
   // Wrong results make the new side's timings meaningless, whatever they compare to.
   if (r.wrong.count > 0) return CompareOutcome::Invalid;
   if (r.regressions() > 0) return CompareOutcome::Regression;
   if (r.rows.empty()) return CompareOutcome::Inconclusive;  // nothing measured is no pass
+  if (!r.single_launch_why.empty()) return CompareOutcome::Inconclusive;
   if (!r.level.judged) return CompareOutcome::Ok;
   if (!r.level.matched || r.level.verdict.change == Change::Inconclusive) {
     return CompareOutcome::Inconclusive;
@@ -341,7 +541,15 @@ const char* metric_name(Metric m) {
 }
 
 const char* method_name(Method m) {
-  return m == Method::Shape ? "shape" : "noise-band";
+  switch (m) {
+    case Method::Shape:
+      return "shape";
+    case Method::SingleLaunch:
+      return "single-launch";
+    case Method::NoiseBand:
+      break;
+  }
+  return "noise-band";
 }
 
 const char* verdict_name(Verdict v) {
@@ -442,6 +650,7 @@ CompareReport compare_results(const std::vector<ResultFile>& bases, const Result
   const Launches new_launches = collect_launches({&next});
   std::vector<std::pair<const Group*, const Group*>> groups;  // per row
   std::vector<Group> kept;
+  std::vector<std::pair<const ResultRecord*, const ResultRecord*>> median_records;  // per row
   kept.reserve(2 * base_launches.by_key.size());
   for (const auto& [key, bl] : base_launches.by_key) {
     auto it = new_launches.by_key.find(key);
@@ -474,9 +683,13 @@ CompareReport compare_results(const std::vector<ResultFile>& bases, const Result
     c.median_worse = c.metric == Metric::Busbw ? 1 - c.base.p50_us / c.next.p50_us
                                                : c.next.p50_us / c.base.p50_us - 1;
     c.noise = options.noise_factor * std::max(c.base.spread, c.next.spread);
-    c.method = c.base.runs >= 2 && c.next.runs >= 2 ? Method::Shape : Method::NoiseBand;
+    const bool intervals = rb.p50_low_us && rb.p50_high_us && rn.p50_low_us && rn.p50_high_us;
+    c.method = c.base.runs >= 2 && c.next.runs >= 2 ? Method::Shape
+               : intervals                          ? Method::SingleLaunch
+                                                    : Method::NoiseBand;
     c.floor = 1 + options.threshold;
     report.rows.push_back(c);
+    median_records.emplace_back(&rb, &rn);
   }
   for (const auto& [key, nl] : new_launches.by_key) {
     if (!base_launches.by_key.count(key)) report.new_only.push_back(key);
@@ -490,14 +703,16 @@ CompareReport compare_results(const std::vector<ResultFile>& bases, const Result
         noisy, report.rows.size()));
   }
 
-  int fallback = 0;
+  int fallback = 0, single = 0;
   for (auto& c : report.rows) {
+    if (c.method == Method::SingleLaunch) ++single;
     if (c.method != Method::NoiseBand) continue;
     ++fallback;
     c.verdict = decide(c, options);
   }
   report.history_nights = static_cast<int>(base_files.size());
   judge_over_launches(report, base_launches, new_launches);
+  judge_single_launches(report, base_launches, new_launches, median_records);
   count_support(report.rows, options.threshold);
   if (fallback > 0) {
     warnings.add(fmt::format(
@@ -505,6 +720,25 @@ CompareReport compare_results(const std::vector<ResultFile>& bases, const Result
         "they are judged by the single-launch noise-band rule, which cannot tell a slow launch "
         "from a regression: run both sides with --repeat 5",
         fallback, report.rows.size()));
+    // A change beyond the threshold that the band swallows is not an OK.
+    for (const auto& c : report.rows) {
+      if (c.method != Method::NoiseBand || c.verdict != Verdict::Noise ||
+          !report.single_launch_why.empty()) {
+        continue;
+      }
+      report.single_launch_why = fmt::format(
+          "{} {} in {}, within its noise band of {} (one launch a side): one launch cannot tell "
+          "that change from the launches' noise -- run both sides with --repeat 5",
+          describe(c.key), percent_change(c.worse), metric_name(c.metric), percent_change(c.noise));
+    }
+  }
+  if (single > 0) {
+    warnings.add(fmt::format(
+        "{} of {} records have one launch on a side: each is judged against its own launch's "
+        "median record, within the interval of its median from its iterations and the launches' "
+        "scatter, which cannot show how launches differ: run both sides with --repeat 5 for a "
+        "confidence bound over launches",
+        single, report.rows.size()));
   }
   for (const auto& r : next.records) {
     if (r.wrong.value_or(0) <= 0) continue;

@@ -59,7 +59,7 @@ std::string rule(const CompareOptions& o) {
 
 // The shape test's ratio and its bounds, "3.00 (2.71-3.32)"; "-" for the noise-band rule.
 std::string ratio_cell(const Comparison& c) {
-  if (c.method != Method::Shape) return "-";
+  if (c.method == Method::NoiseBand) return "-";
   return fmt::format("{:.2f} ({:.2f}-{:.2f})", c.ratio, c.ratio_low, c.ratio_high);
 }
 
@@ -180,9 +180,9 @@ void write_compare_csv(const CompareReport& r, std::ostream& out) {
              {metric_name(c->metric), num(c->base.value), num(c->next.value), num(c->change * 100),
               num(p50_change(*c) * 100), num(c->noise * 100), std::to_string(c->base.runs),
               std::to_string(c->next.runs), verdict_name(c->verdict), method_name(c->method),
-              c->method == Method::Shape ? num(c->ratio) : std::string(),
-              c->method == Method::Shape ? num(c->ratio_low) : std::string(),
-              c->method == Method::Shape ? num(c->ratio_high) : std::string(), num(c->floor),
+              c->method != Method::NoiseBand ? num(c->ratio) : std::string(),
+              c->method != Method::NoiseBand ? num(c->ratio_low) : std::string(),
+              c->method != Method::NoiseBand ? num(c->ratio_high) : std::string(), num(c->floor),
               std::to_string(c->support), c->key.split});
     out << csv_line(f) << "\r\n";
   }
@@ -238,6 +238,18 @@ json level_json(const LevelTest& l) {
           {"why", l.why}};
 }
 
+// The single-launch rule's records: how many, their level and why undecided.
+json single_launch_json(const CompareReport& r) {
+  const int n = static_cast<int>(std::count_if(r.rows.begin(), r.rows.end(), [](const auto& c) {
+    return c.method == Method::SingleLaunch;
+  }));
+  if (n == 0) return nullptr;
+  return {{"records", n},
+          {"level", r.single_launch_level},
+          {"level_regression", r.single_launch_level_regression},
+          {"why", r.single_launch_why}};
+}
+
 }  // namespace
 
 void write_compare_json(const CompareReport& r, std::ostream& out) {
@@ -254,9 +266,12 @@ void write_compare_json(const CompareReport& r, std::ostream& out) {
                 {"history_nights", r.history_nights},
                 {"test",
                  "shape: Welch's t on log p50 times minus the launch median, Bonferroni; "
-                 "level: Welch's t on the launches' log geometric means, control-gated"}}},
+                 "level: Welch's t on the launches' log geometric means, control-gated; one "
+                 "launch a side: each median's own interval and the launches' scatter, a "
+                 "neighbouring size in support, control-gated"}}},
               {"verdict", {{"outcome", outcome_name(r.outcome)}, {"line", r.headline}}},
               {"level", level_json(r.level)},
+              {"single_launch", single_launch_json(r)},
               {"summary",
                {{"compared", r.rows.size()},
                 {"regressions", r.count(Verdict::Regression)},
@@ -281,7 +296,7 @@ void write_compare_json(const CompareReport& r, std::ostream& out) {
     row["p50_change_pct"] = p50_change(*c) * 100;
     row["noise_pct"] = c->noise * 100;
     row["method"] = method_name(c->method);
-    const bool shape = c->method == Method::Shape;
+    const bool shape = c->method != Method::NoiseBand;
     row["ratio"] = shape ? json(c->ratio) : json(nullptr);
     row["ratio_low"] = shape ? json(c->ratio_low) : json(nullptr);
     row["ratio_high"] = shape ? json(c->ratio_high) : json(nullptr);

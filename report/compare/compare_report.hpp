@@ -42,10 +42,11 @@ struct Side {
   std::vector<double> values;  // the shown figure of each launch
 };
 
-// How a comparison was judged: over launches by the shape test, or, with one launch on a side,
-// by the single-launch noise-band rule.
-enum class Method { Shape, NoiseBand };
-const char* method_name(Method m);  // "shape" or "noise-band"
+// How a comparison was judged: over launches by the shape test; with one launch on a side, by the
+// single-launch rule (report/compare/single_launch.hpp) on the interval of each median from its own
+// iterations, or, for files without that interval (written before it), by the noise-band rule.
+enum class Method { Shape, NoiseBand, SingleLaunch };
+const char* method_name(Method m);  // "shape", "noise-band" or "single-launch"
 
 struct Comparison {
   RecordKey key;
@@ -57,7 +58,8 @@ struct Comparison {
   double noise = 0;         // noise-band rule: the band as a fraction
   Method method = Method::NoiseBand;
   // Shape test: the p50 time ratio new / base after each launch's level is taken out, with its
-  // family-wise confidence bounds, and the floor it was judged against.
+  // family-wise confidence bounds, and the floor it was judged against (the single-launch rule:
+  // the same ratio, with bounds from each median's own interval and the launches' scatter).
   double ratio = 1, ratio_low = 0, ratio_high = 0;
   double floor = 0;
   bool floor_from_history = false;  // the floor is this record's own night-to-night threshold
@@ -95,6 +97,14 @@ struct CompareReport {
   std::vector<std::string> warnings;  // different hardware, hosts, libraries, settings
   std::vector<std::string> notes;     // things not compared and why
   LevelTest level;
+  // One launch a side: why the records so judged cannot be decided (the launches' controls
+  // disagree or moved, a launch was disturbed, a change beyond the floor undecided); "" when they
+  // can. Its line is the report's inconclusive verdict.
+  std::string single_launch_why;
+  double single_launch_level = 1;  // geometric mean of new / base over those records
+  // Every such record slower alike beyond the floor, with agreeing controls: the regression is
+  // the level's (each of those rows is marked a regression).
+  bool single_launch_level_regression = false;
   WrongRecords wrong;      // on the new side
   int history_nights = 0;  // base files; from kHistoryNights on, floors come from the history
   CompareOutcome outcome = CompareOutcome::Ok;

@@ -8,8 +8,8 @@
 #include <set>
 
 #include "common/units.hpp"
-#include "report/compare/compare_report.hpp"
 #include "report/compare/compare_output.hpp"
+#include "report/compare/compare_report.hpp"
 
 namespace cb {
 
@@ -119,7 +119,7 @@ std::string regressions_line(const CompareReport& r) {
       for (const Comparison* c : g) lo = std::min(lo, c->key.bytes), hi = std::max(hi, c->key.bytes);
       std::string where = series_name(g.front()->key, r.rows);
       if (g.front()->key.collective != "barrier") where += fmt::format(" {}", size_range(lo, hi));
-      const bool shape = g.front()->method == Method::Shape;
+      const bool shape = g.front()->method != Method::NoiseBand;
       parts.push_back(where + " " + (shape ? shape_change(r, g) : noise_band_change(*g.front())));
     }
   }
@@ -155,6 +155,13 @@ std::string verdict_line(const CompareReport& r) {
                                                  w.count - 1, w.count > 2 ? "s" : "")
                                    : "");
   }
+  if (r.outcome == CompareOutcome::Regression && r.single_launch_level_regression &&
+      r.count(Verdict::Regression) == static_cast<int>(r.rows.size())) {
+    return fmt::format(
+        "REGRESSION every record {}\u00d7 slower (geometric mean over {} records, floor "
+        "{}\u00d7; 1 v 1 launches whose controls agree)",
+        ratio_text(r.single_launch_level), r.rows.size(), ratio_text(1 + r.options.threshold));
+  }
   if (r.outcome == CompareOutcome::Regression) {
     std::string shape = regressions_line(r);
     if (!shape.empty()) return "REGRESSION " + shape;
@@ -172,12 +179,14 @@ std::string verdict_line(const CompareReport& r) {
         "in base, {} only in new)",
         r.base_only.size(), r.new_only.size());
   }
-  if (r.outcome == CompareOutcome::Inconclusive) return "INCONCLUSIVE " + r.level.why;
+  if (r.outcome == CompareOutcome::Inconclusive) {
+    return "INCONCLUSIVE " + (r.single_launch_why.empty() ? r.level.why : r.single_launch_why);
+  }
   // The record that came closest to its floor.
   const Comparison* worst = nullptr;
   auto closeness = [](const Comparison& c) {
-    return c.method == Method::Shape ? std::log(c.ratio_low) / std::log(c.floor)
-                                     : c.worse / (c.floor - 1);
+    return c.method != Method::NoiseBand ? std::log(c.ratio_low) / std::log(c.floor)
+                                         : c.worse / (c.floor - 1);
   };
   for (const auto& c : r.rows) {
     if (!worst || closeness(c) > closeness(*worst)) worst = &c;
@@ -187,11 +196,19 @@ std::string verdict_line(const CompareReport& r) {
   if (worst->method == Method::NoiseBand) {
     return fmt::format("OK worst {} {}", where, noise_band_change(*worst));
   }
-  return fmt::format("OK worst {} {}\u00d7 ({} CI {}\u2013{}\u00d7, floor {}\u00d7); {}; {} v {} launches",
-                     where, ratio_text(worst->ratio), confidence_text(r.options.alpha),
-                     ratio_text(worst->ratio_low), ratio_text(worst->ratio_high),
-                     ratio_text(worst->floor), level_text(r, false), worst->base.runs,
-                     worst->next.runs);
+  if (worst->method == Method::SingleLaunch) {
+    return fmt::format(
+        "OK worst {} {}\u00d7 ({} CI {}\u2013{}\u00d7, floor {}\u00d7); level {}\u00d7 over {} "
+        "records; 1 v 1 launches",
+        where, ratio_text(worst->ratio), confidence_text(r.options.alpha),
+        ratio_text(worst->ratio_low), ratio_text(worst->ratio_high), ratio_text(worst->floor),
+        ratio_text(r.single_launch_level), r.rows.size());
+  }
+  return fmt::format(
+      "OK worst {} {}\u00d7 ({} CI {}\u2013{}\u00d7, floor {}\u00d7); {}; {} v {} launches", where,
+      ratio_text(worst->ratio), confidence_text(r.options.alpha), ratio_text(worst->ratio_low),
+      ratio_text(worst->ratio_high), ratio_text(worst->floor), level_text(r, false),
+      worst->base.runs, worst->next.runs);
 }
 
 }  // namespace cb

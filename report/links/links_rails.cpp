@@ -38,21 +38,40 @@ std::vector<Rail> split_rails(const std::vector<LinkSample>& pairs, double min_f
 }
 
 // The median bandwidth over a rail's links, leaving out the links of hosts named within the
-// rail (one bad NIC among 4 hosts is in half of the rail's links), or over all of them where
+// rail (one bad NIC among 4 hosts is in half of the rail's links) or suspected there and not
+// confirmed (their tournament figures are what was not confirmed), or over all of them where
 // that leaves none.
-std::optional<double> rail_bandwidth(const Rail& r) {
+std::optional<double> rail_bandwidth(const Rail& r, std::optional<double> HostLink::*figure) {
   std::set<std::string> named;
-  for (const auto& s : r.verdict.stragglers)
-    if (s.component == "host") named.insert(s.host);
+  for (const auto* list : {&r.verdict.stragglers, &r.verdict.unconfirmed})
+    for (const auto& s : *list)
+      if (s.component == "host") named.insert(s.host);
   std::vector<double> healthy, all;
   for (const auto& l : r.verdict.links) {
-    auto x = l.bandwidth_GBps;
+    auto x = l.*figure;
     if (!x) continue;
     all.push_back(*x);
     if (!named.count(l.src) && !named.count(l.dst)) healthy.push_back(*x);
   }
   if (all.empty()) return std::nullopt;
   return median_of(healthy.empty() ? all : healthy);
+}
+
+// The lowest of a rail's healthy links measured again (the mean of its measurements), over
+// their median best (its noise).
+std::optional<double> rail_floor(const Rail& r) {
+  const auto median = rail_bandwidth(r, &HostLink::remeasured_GBps);
+  if (!median || *median <= 0) return std::nullopt;
+  std::set<std::string> named;
+  for (const auto* list : {&r.verdict.stragglers, &r.verdict.unconfirmed})
+    for (const auto& s : *list)
+      if (s.component == "host") named.insert(s.host);
+  std::optional<double> floor;
+  for (const auto& l : r.verdict.links) {
+    if (!l.remeasured_typical_GBps || named.count(l.src) || named.count(l.dst)) continue;
+    floor = std::min(floor.value_or(1.0), *l.remeasured_typical_GBps / *median);
+  }
+  return floor;
 }
 
 bool is_host(const Straggler& s) {
@@ -91,19 +110,49 @@ LinksVerdict rails_verdict(const std::vector<LinkSample>& pairs, double min_frac
   // Rails against each other, on bandwidth: a switch slows every link of its rail alike, which
   // no verdict within the rail can see. (Latency of microseconds differs between healthy rails
   // with what else crosses them, such as the control channel, so it does not name a rail.)
+  // Where the rails' links were measured again, a rail is named only when those figures (each
+  // link's best) agree, beyond the noise of the other rails' healthy links as within a rail.
   std::vector<Straggler> named_rails;
-  for (const auto& r : rails) {
+  const bool again = std::any_of(pairs.begin(), pairs.end(),
+                                 [](const LinkSample& p) { return !p.remeasured_GBps.empty(); });
+  auto against_others =
+      [&](const Rail& r,
+          std::optional<double> HostLink::*figure) -> std::optional<std::pair<double, double>> {
     std::vector<double> others;
     for (const auto& o : rails)
       if (o.index != r.index)
-        if (auto m = rail_bandwidth(o)) others.push_back(*m);
-    auto mine = rail_bandwidth(r);
-    if (!mine || others.empty()) continue;
-    const double ref = median_of(others);
-    const double f = ref > 0 ? *mine / ref : 1.0;
-    if (f < min_fraction)
-      named_rails.push_back(
-          {"", std::nullopt, "bandwidth", *mine, ref, f, "rail", r.nic, r.index, 0});
+        if (auto m = rail_bandwidth(o, figure)) others.push_back(*m);
+    auto mine = rail_bandwidth(r, figure);
+    if (!mine || others.empty()) return std::nullopt;
+    return std::make_pair(*mine, median_of(others));
+  };
+  for (const auto& r : rails) {
+    auto first = against_others(r, &HostLink::bandwidth_GBps);
+    if (!first) continue;
+    const auto [mine, ref] = *first;
+    const double f = ref > 0 ? mine / ref : 1.0;
+    if (f >= min_fraction) continue;
+    Straggler s{"",    std::nullopt, "bandwidth", mine, ref, f,  "rail",
+                r.nic, r.index,      0,           {},   {},  {}, {}};
+    if (!again) {
+      named_rails.push_back(s);
+      continue;
+    }
+    auto second = against_others(r, &HostLink::remeasured_GBps);
+    double floor = 1.0;
+    for (const auto& o : rails)
+      if (o.index != r.index) floor = std::min(floor, rail_floor(o).value_or(1.0));
+    if (second) {
+      s.remeasured = second->first;
+      s.remeasured_median = second->second;
+      s.remeasured_fraction = second->second > 0 ? second->first / second->second : 1.0;
+      s.noise_floor = floor;
+    }
+    if (second && *s.remeasured_fraction < std::min(min_fraction, floor * floor)) {
+      named_rails.push_back(s);
+    } else {
+      out.unconfirmed.push_back(s);
+    }
   }
   // Or most of a rail's hosts named within it (a switch serving them).
   for (const auto& r : rails) {
@@ -124,8 +173,20 @@ LinksVerdict rails_verdict(const std::vector<LinkSample>& pairs, double min_frac
       }
     }
     const double v = median_of(values);
-    named_rails.push_back({"", std::nullopt, "bandwidth", v, median, median > 0 ? v / median : 1.0,
-                           "rail", r.nic, r.index, 0});
+    named_rails.push_back({"",
+                           std::nullopt,
+                           "bandwidth",
+                           v,
+                           median,
+                           median > 0 ? v / median : 1.0,
+                           "rail",
+                           r.nic,
+                           r.index,
+                           0,
+                           {},
+                           {},
+                           {},
+                           {}});
   }
   out.stragglers = named_rails;
 
@@ -162,6 +223,8 @@ LinksVerdict rails_verdict(const std::vector<LinkSample>& pairs, double min_frac
         nics.push_back(on_rail(s, r, "nic"));
       }
     }
+    for (const auto& s : r.verdict.unconfirmed)
+      out.unconfirmed.push_back(on_rail(s, r, is_host(s) ? "nic" : "link"));
   }
   out.stragglers.insert(out.stragglers.end(), nics.begin(), nics.end());
   out.stragglers.insert(out.stragglers.end(), links.begin(), links.end());
@@ -177,31 +240,74 @@ std::string straggler_name(const Straggler& s) {
   return s.host + where;
 }
 
-std::string describe_straggler(const Straggler& s) {
-  const bool bw = s.metric == "bandwidth";
-  const std::string unit = bw ? "GB/s" : "us";
-  std::string who, of = "the median", why;
+namespace {
+
+struct Wording {
+  std::string unit, who, of = "the median", why;
+};
+
+Wording wording(const Straggler& s) {
+  Wording w;
+  w.unit = s.metric == "bandwidth" ? "GB/s" : "us";
   if (s.component == "rail") {
-    who = straggler_name(s);
-    of = "the other rails' median";
-    why = " (the whole rail: its switch or cabling)";
+    w.who = straggler_name(s);
+    w.of = "the other rails' median";
+    w.why = " (the whole rail: its switch or cabling)";
   } else if (s.component == "link") {
-    who = "link " + straggler_name(s);
-    if (s.nic) of = "the rail's median";
+    w.who = "link " + straggler_name(s);
+    if (s.nic) w.of = "the rail's median";
   } else if (s.component == "nic") {
-    who = "host " + straggler_name(s);
-    of = "the rail's median";
-    why = " (this NIC only: its other rails are fine)";
+    w.who = "host " + straggler_name(s);
+    w.of = "the rail's median";
+    w.why = " (this NIC only: its other rails are fine)";
   } else if (s.slow_rails > 0) {
-    who = "host " + s.host;
-    of = "its rails' medians";
-    why = fmt::format(" (slow on every one of its {} NICs: the host, not a NIC)", s.slow_rails);
+    w.who = "host " + s.host;
+    w.of = "its rails' medians";
+    w.why = fmt::format(" (slow on every one of its {} NICs: the host, not a NIC)", s.slow_rails);
   } else {
-    who = "host " + s.host;
-    why = " (most of its links are slow)";
+    w.who = "host " + s.host;
+    w.why = " (most of its links are slow)";
   }
-  return fmt::format("{}: {} {:.3g} {} is {:.2f} of {} {:.3g} {}{}", who, s.metric, s.value, unit,
-                     s.fraction, of, s.median, unit, why);
+  return w;
+}
+
+// "0.012 GB/s measured again against other hosts, 0.01 of the healthy links' 1.2 GB/s".
+std::string again(const Straggler& s, const Wording& w) {
+  std::string out = fmt::format("{:.3g} {} measured again{}", *s.remeasured, w.unit,
+                                s.peer || s.component == "rail" ? "" : " against other hosts");
+  if (s.remeasured_median)
+    out += fmt::format(", {:.2f} of {} {:.3g} {}", s.remeasured_fraction.value_or(0),
+                       s.component == "rail" ? "the other rails'" : "the healthy links'",
+                       *s.remeasured_median, w.unit);
+  return out;
+}
+
+std::string tournament(const Straggler& s, const Wording& w) {
+  return fmt::format("{:.3g} {} in the tournament, {:.2f} of {} {:.3g} {}", s.value, w.unit,
+                     s.fraction, w.of, s.median, w.unit);
+}
+
+}  // namespace
+
+std::string describe_straggler(const Straggler& s) {
+  const Wording w = wording(s);
+  if (s.remeasured && s.noise_floor)
+    return fmt::format("{}: {} {} and beyond the lowest of them ({:.2f} of it){}; {}", w.who,
+                       s.metric, again(s, w), *s.noise_floor, w.why, tournament(s, w));
+  const std::string line =
+      fmt::format("{}: {} {:.3g} {} is {:.2f} of {} {:.3g} {}{}", w.who, s.metric, s.value, w.unit,
+                  s.fraction, w.of, s.median, w.unit, w.why);
+  return s.remeasured ? line + "; " + again(s, w) : line;
+}
+
+std::string describe_unconfirmed(const Straggler& s) {
+  const Wording w = wording(s);
+  const std::string first =
+      fmt::format("unconfirmed: {}: {} {}{}", w.who, s.metric, tournament(s, w), w.why);
+  if (!s.remeasured) return first + "; not measured again";
+  if (!s.noise_floor) return first + ", but " + again(s, w) + ", with no healthy link beside it";
+  return fmt::format("{}, but {}: not beyond the lowest of them ({:.2f} of it)", first, again(s, w),
+                     *s.noise_floor);
 }
 
 }  // namespace cb

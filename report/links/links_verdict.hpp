@@ -21,6 +21,10 @@ struct LinkSample {
   std::optional<double> latency_us;
   std::optional<std::string> nic;  // the netdev both ends used (per-NIC passes), else empty
   std::optional<int> rail;         // the pass's index, 0-based, with `nic`
+  // Each measurement again after the tournament (the confirmation passes: suspects and the
+  // healthy links they are held against), in order; empty where not measured again.
+  std::vector<double> remeasured_GBps;
+  std::vector<double> remeasured_latency_us;
 };
 
 // An ordered pair of different hosts: the median over the rank pairs between them.
@@ -30,6 +34,11 @@ struct HostLink {
   std::optional<double> bandwidth_GBps;
   std::optional<double> latency_us;
   std::optional<std::string> nic;  // per-NIC passes: the rail's netdev
+  // Measured again: the median over its rank pairs of each one's best, and of each one's mean.
+  std::optional<double> remeasured_GBps;
+  std::optional<double> remeasured_latency_us;
+  std::optional<double> remeasured_typical_GBps;
+  std::optional<double> remeasured_typical_latency_us;
 };
 
 struct HostLinkSummary {
@@ -53,19 +62,49 @@ struct Straggler {
   std::optional<std::string> nic;
   std::optional<int> rail;
   int slow_rails = 0;  // a host named on every rail: how many (0 otherwise)
+  // The confirmation (docs/probe.md): the suspect measured again, its best (a host: the median
+  // of its links' best against other peers; a link: its own), against the median of the healthy
+  // links' best measured beside it, and the lowest of those healthy links (the mean of its
+  // measurements) over that median
+  // (the noise between healthy links). Empty where the pairs were not measured again.
+  std::optional<double> remeasured;
+  std::optional<double> remeasured_median;
+  std::optional<double> remeasured_fraction;
+  std::optional<double> noise_floor;
 };
 
 struct LinksVerdict {
   std::vector<HostLink> links;
   std::vector<HostLinkSummary> hosts;  // in order of first appearance
   std::vector<Straggler> stragglers;   // whole hosts first, then single links
+  // Slow in the tournament but not when measured again beyond the healthy links' noise: not
+  // stragglers, kept with their figures.
+  std::vector<Straggler> unconfirmed;
 };
 
-// Pairs within one host are left out. For each metric, a host is a straggler when more than half
+// Pairs within one host are left out. For each metric, a host is a suspect when more than half
 // of its links fall below `min_fraction` of the median of the links that do not touch it (all
 // links where every link touches it, as with 2 hosts); a single link is one when it falls below
-// `min_fraction` of the median of the links of hosts not named.
+// `min_fraction` of the median of the links of hosts not named. Where pairs were measured again
+// (any pair has a remeasured figure), a suspect is a straggler only when even its best measured
+// again is slow: a host when more than half of its links, a link when it, falls below the
+// smaller of `min_fraction` and the square of the noise floor (the lowest healthy link measured
+// again, the mean of its measurements, over the healthy links' median best) times that median;
+// otherwise it is unconfirmed. Without any pair measured again (documents of older probes), the
+// suspects are the stragglers.
 LinksVerdict links_verdict(const std::vector<LinkSample>& pairs, double min_fraction);
+
+// The rank pairs that `probe links` measures again after its tournament, so that each suspect
+// is held against healthy links measured the same way: every pair of hosts where they are no
+// more than `most`; otherwise each suspect host against up to `peers` healthy hosts, each suspect
+// link itself, then up to `references` pairs of healthy hosts (none of them a suspect link), at
+// most `most` pairs in all. Rank pairs (a < b), the first participant rank of each host. Empty
+// when there is no suspect and more than `most` pairs.
+std::vector<std::pair<int, int>> confirmation_pairs(const LinksVerdict& suspects,
+                                                    const std::vector<int>& participants,
+                                                    const std::vector<std::string>& rank_hosts,
+                                                    int peers = 3, int references = 3,
+                                                    int most = 8);
 
 // Pairs from per-NIC passes (each with `nic` and `rail`): links_verdict per rail, then which
 // component is slow. A rail is named when its median link is below `min_fraction` of the median
@@ -82,7 +121,9 @@ bool has_rails(const std::vector<LinkSample>& pairs);
 // "rail 1 (eth1)".
 std::string straggler_name(const Straggler& s);
 // One line with the evidence: "host h2 NIC eth1 (rail 1): bandwidth 0.061 GB/s is 0.05 of the
-// rail's median 1.2 GB/s".
+// rail's median 1.2 GB/s", and where it was measured again, those figures.
 std::string describe_straggler(const Straggler& s);
+// The line for an unconfirmed suspect: "unconfirmed: host h3: bandwidth ... measured again ...".
+std::string describe_unconfirmed(const Straggler& s);
 
 }  // namespace cb

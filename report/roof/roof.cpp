@@ -27,6 +27,8 @@ std::string_view roof_kind_name(RoofKind k) {
       return "network";
     case RoofKind::HostMemory:
       return "host memory";
+    case RoofKind::Cache:
+      return "cache";
     case RoofKind::Unknown:
       break;
   }
@@ -49,8 +51,9 @@ std::optional<double> default_min_efficiency(RoofKind k) {
       return 0.5;  // healthy 0.56-0.71 (H100 PCIe)
     case RoofKind::Network:
       return 0.75;  // healthy 0.83-0.99
+    // Host memory is judged against healthy references instead (report/check/host_reference.hpp).
     case RoofKind::HostMemory:
-      return 0.01;  // measured on a loaded 2-core VM: see docs
+    case RoofKind::Cache:
     case RoofKind::Unknown:
       break;
   }
@@ -63,7 +66,22 @@ RoofKind roof_kind_of_basis(std::string_view b) {
   if (b.starts_with("PCIe")) return RoofKind::Pcie;
   if (b.starts_with("network")) return RoofKind::Network;
   if (b.starts_with("host copy")) return RoofKind::HostMemory;
+  if (b.starts_with("cache")) return RoofKind::Cache;
   return RoofKind::Unknown;
+}
+
+double host_working_set_bytes(const ResultRecord& r, int local) {
+  const double b = static_cast<double>(r.bytes);
+  const double n = std::max(1, r.nranks);
+  const double l = std::max(1, local);
+  const bool in = r.placement == "in";
+  const std::string& c = r.collective;
+  // Per rank: send + receive buffer (the larger one alone in place).
+  if (c == "allgather" || c == "reduce_scatter") return l * (in ? b : b + b / n);
+  if (c == "broadcast") return l * b;
+  if (c == "reduce") return l * b + (in ? 0 : b);  // the root's receive buffer
+  if (c == "gather" || c == "scatter") return b + (in ? l - 1 : l) * b / n;  // the root's b
+  return l * (in ? b : 2 * b);  // allreduce, alltoall, sendrecv
 }
 
 namespace {
@@ -160,20 +178,41 @@ Roof gpu_intra_roof(const json& facts, int local, const ResultRecord& r) {
   return {RoofKind::Pcie, *to_cpu, fmt::format("PCIe through the CPU ({:.1f} GB/s)", *to_cpu)};
 }
 
+bool rooted(const std::string& c) {
+  return c == "broadcast" || c == "reduce" || c == "gather" || c == "scatter";
+}
+
 // Host memory: every local rank copies at the rate one thread reaches, or an equal share of what
-// all CPUs reach together, whichever is lower.
-Roof host_memory_roof(const json& facts, int local, const std::string& collective) {
+// all CPUs reach together, whichever is lower. A rooted collective's busiest rank (the root, or
+// the one receiver of two ranks) copies while others wait, so it is bounded by one thread alone.
+// Where the case's buffers fit in the CPU caches, host memory does not bound it: no roof.
+Roof host_memory_roof(const json& facts, int local, const ResultRecord& r) {
   const json& mem = facts.value("host_memory", json(nullptr));
   if (!mem.is_object()) return unknown("host memory bandwidth not measured");
   auto one = number(mem, "copy_1thread_GBps");
   auto all = number(mem, "copy_all_GBps");
   if (!one || !all || *one <= 0) return unknown("host memory bandwidth not measured");
-  const double per_rank = std::min(*one, *all / std::max(1, local));
-  const double k = host_copies_per_busbw_byte(collective);
-  return {RoofKind::HostMemory, per_rank / k,
-          fmt::format("host copy {:.1f} GB/s per rank ({} ranks, {:.1f} GB/s together; {:g} "
-                      "copies per busbw byte; {})",
-                      per_rank, local, *all, k, mem.value("source", std::string("measured")))};
+  const double per_rank = rooted(r.collective) ? *one : std::min(*one, *all / std::max(1, local));
+  const double k = host_copies_per_busbw_byte(r.collective);
+  Roof roof{RoofKind::HostMemory, per_rank / k,
+            fmt::format("host copy {:.1f} GB/s per rank ({} ranks, {:.1f} GB/s together; {:g} "
+                        "copies per busbw byte; {})",
+                        per_rank, local, *all, k, mem.value("source", std::string("measured")))};
+  const json& caches = facts.value("caches", json(nullptr));
+  if (auto cache = caches.is_object() ? number(caches, "bytes") : std::nullopt;
+      cache && *cache > 0) {
+    const double ws = host_working_set_bytes(r, local);
+    if (ws < kBeyondCachesFactor * *cache) {
+      return {RoofKind::Cache, std::nullopt,
+              fmt::format("cache: the {} ranks' buffers ({}) are within {:g} x the host's {} of "
+                          "CPU caches ({}), which copy faster than memory: the host copy roof "
+                          "({:.1f} GB/s) does not bound them",
+                          local, format_size(static_cast<std::uint64_t>(ws)), kBeyondCachesFactor,
+                          format_size(static_cast<std::uint64_t>(*cache)),
+                          caches.value("text", std::string("sysfs")), per_rank / k)};
+    }
+  }
+  return roof;
 }
 
 // The network of one host: its ports' rates together, shared by its ranks.
@@ -256,16 +295,19 @@ Roof roof_for(const ResultRecord& r, const json& topology) {
   for (const auto& [host, facts] : topology["roof_facts"].items()) {
     if (!facts.is_object()) return unknown(fmt::format("no hardware facts from host {}", host));
     ++hosts;
-    Roof roof =
-        gpu ? gpu_intra_roof(facts, local, r) : host_memory_roof(facts, local, r.collective);
-    if (nnodes > 1 && roof.GBps) {
+    Roof roof = gpu ? gpu_intra_roof(facts, local, r) : host_memory_roof(facts, local, r);
+    const bool cached = roof.kind == RoofKind::Cache;
+    if (nnodes > 1 && (roof.GBps || cached)) {
+      // Across nodes the network bounds the ring whether the data sits in caches or not.
       Roof net = network_roof(facts, local, r.nranks, r, gpu);
       if (!net.GBps) return unknown(fmt::format("{}: {}", host, net.basis.substr(9)));
-      if (*net.GBps < *roof.GBps) roof = net;
+      if (cached || *net.GBps < *roof.GBps) roof = net;
     }
-    if (!roof.GBps)
+    if (!roof.GBps) {
+      if (cached) return roof;  // every host has the same buffers; one says why
       return hosts > 1 || nnodes > 1 ? unknown(fmt::format("{}: {}", host, roof.basis.substr(9)))
                                      : roof;
+    }
     if (hosts == 1 || lower(roof, worst)) {
       worst = roof;
       worst_host = host;
@@ -313,6 +355,18 @@ LargeMessageEfficiency large_message_efficiency(const std::vector<const ResultRe
     }
   }
   if (sizes.empty()) {
+    // Every size in the caches: say so, with the largest size's figures.
+    const ResultRecord* largest = nullptr;
+    for (const auto* r : records) {
+      if (!largest || r->bytes > largest->bytes) largest = r;
+    }
+    if (largest && roof_kind_of_basis(largest->roof_basis) == RoofKind::Cache) {
+      out.kind = RoofKind::Cache;
+      out.basis = largest->roof_basis;
+      out.why_not = fmt::format("{} at {}, the largest size: measure sizes beyond the caches",
+                                largest->roof_basis, format_size(largest->bytes));
+      return out;
+    }
     bool roof = false;
     for (const auto* r : records) roof |= r->roof_GBps.has_value();
     out.why_not = roof ? fmt::format(

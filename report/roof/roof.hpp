@@ -17,7 +17,9 @@
 namespace cb {
 
 // What bounds a case, and so which default threshold judges it.
-enum class RoofKind { Unknown, NvLink, Nvls, Pcie, Network, HostMemory };
+// Cache: the case's buffers fit in the CPU caches, which host memory's roof does not bound; no
+// roof and no efficiency.
+enum class RoofKind { Unknown, NvLink, Nvls, Pcie, Network, HostMemory, Cache };
 std::string_view roof_kind_name(RoofKind k);  // "NVLink", "NVLS", "PCIe", "network", ...
 
 struct Roof {
@@ -33,6 +35,15 @@ inline constexpr double kBandwidthDominatedUs = 100;
 // Memory copies per busbw byte at the busiest rank for host-memory collectives: a byte received
 // is copied once (single-copy transports); a reduced byte adds half a copy (read two, write one).
 double host_copies_per_busbw_byte(std::string_view collective);
+
+// The bytes of buffer the `local` ranks of one host touch in one call of the case (each rank's
+// send and receive buffers as docs/output.md's size table gives them; one buffer in place; the
+// root, where there is one, counted on this host).
+double host_working_set_bytes(const ResultRecord& r, int local);
+// Host memory bounds a case only where its working set is at least this many times the host's CPU
+// caches (every data and unified cache together): below, the data can stay in them, where copies
+// run faster than the memory roof (this machine: 45-50 GB/s at 16 MiB against 18-22 in memory).
+inline constexpr double kBeyondCachesFactor = 2;
 
 // The model. `topology` is meta.topology of the record's file (null: unknown).
 Roof roof_for(const ResultRecord& r, const nlohmann::json& topology);

@@ -90,25 +90,6 @@ const std::map<int, ControlFigures>* control_of(const EnvControls& c, const std:
   return it == c.end() ? nullptr : &it->second;
 }
 
-// A gain as text: two decimals, three significant digits beyond 100 or below 0.1.
-std::string x_text(double gain) {
-  return gain < 100 && gain >= 0.1 ? fmt::format("{:.2f}x", gain) : fmt::format("{:.3g}x", gain);
-}
-
-// The candidate's gain (reference time / candidate time) with its bounds.
-std::string bound_text(const EnvVerdict& v) {
-  if (v.ratio.low <= 0 || v.ratio.high <= 0) return "-";
-  return x_text(1 / v.ratio.high) + "-" + x_text(1 / v.ratio.low);
-}
-
-std::string gain_text(const EnvVerdict& v) {
-  const double gain = 1 / v.ratio.ratio;
-  return fmt::format("{} {} (its gain's 99 % bound {} over {} v {} launches, floor {})",
-                     x_text(gain >= 1 ? gain : 1 / gain), gain >= 1 ? "faster" : "slower",
-                     bound_text(v), v.ratio.candidate_launches, v.ratio.reference_launches,
-                     x_text(v.floor));
-}
-
 std::string sizes_text(const RecordKey& k) {
   return format_size(k.bytes);
 }
@@ -126,18 +107,18 @@ std::string env_verdict_line(const EnvChoice& c) {
     return fmt::format(
         "ADVISE {} is {}: beyond the floor and the noise between launches (the environment's "
         "part {}, the algorithm's {} over the current default)",
-        what, gain_text(v), x_text(c.environment_gain), x_text(c.algorithm_gain));
+        what, env_gain_text(v), gain_x_text(c.environment_gain), gain_x_text(c.algorithm_gain));
   }
   if (v.outcome == EnvOutcome::Inconclusive) {
     // Where the launches were compared (the gate kept too few to decide), their figures too.
-    const std::string figures = v.ratio.low > 0 ? ": " + gain_text(v) : "";
+    const std::string figures = v.ratio.low > 0 ? ": " + env_gain_text(v) : "";
     return fmt::format("INCONCLUSIVE, keep the current environment: {} could not be judged: {}{}",
                        what, v.why, figures);
   }
   return fmt::format(
       "KEEP the current environment: {} the fastest combination, is {}: not beyond the floor "
       "and the noise between launches",
-      what, gain_text(v));
+      what, env_gain_text(v));
 }
 
 std::string verify_combination(const RunMeta& meta, const EnvCombination& combination) {
@@ -238,8 +219,8 @@ EnvChoice advise_env(const std::vector<ResultRecord>& results, const EnvControls
     const std::string use = advised ? best_label + " | " + best_alg : "current | " + ref_best;
     table.add_row(
         {k.backend, k.collective, k.dtype, k.op, k.placement, sizes_text(k), use,
-         best_label.empty() ? "-" : x_text(1 / best.ratio.ratio), x_text(alg_gain),
-         best_label.empty() ? "-" : bound_text(best),
+         best_label.empty() ? "-" : gain_x_text(1 / best.ratio.ratio), gain_x_text(alg_gain),
+         best_label.empty() ? "-" : gain_bound_text(best),
          fmt::format("{} v {}", best.ratio.candidate_launches, best.ratio.reference_launches),
          best_label.empty() ? "-"
                             : std::string(env_outcome_name(best.outcome)) + " " + best_label});

@@ -72,4 +72,21 @@ EnvVerdict judge_env(const EnvLaunches& reference, const EnvLaunches& candidate,
   return v;
 }
 
+std::string gain_x_text(double gain) {
+  return gain < 100 && gain >= 0.1 ? fmt::format("{:.2f}x", gain) : fmt::format("{:.3g}x", gain);
+}
+
+std::string gain_bound_text(const EnvVerdict& v) {
+  if (v.ratio.low <= 0 || v.ratio.high <= 0) return "-";
+  return gain_x_text(1 / v.ratio.high) + "-" + gain_x_text(1 / v.ratio.low);
+}
+
+std::string env_gain_text(const EnvVerdict& v) {
+  const double gain = 1 / v.ratio.ratio;
+  return fmt::format("{} {} (its gain's 99 % bound {} over {} v {} launches, floor {})",
+                     gain_x_text(gain >= 1 ? gain : 1 / gain), gain >= 1 ? "faster" : "slower",
+                     gain_bound_text(v), v.ratio.candidate_launches, v.ratio.reference_launches,
+                     gain_x_text(v.floor));
+}
+
 }  // namespace cb

@@ -47,4 +47,12 @@ inline constexpr int kEnvMatchedLaunches = 2;
 EnvVerdict judge_env(const EnvLaunches& reference, const EnvLaunches& candidate, double min_gain,
                      int family, double confidence = 0.99);
 
+// A gain as text: two decimals, three significant digits beyond 100 or below 0.1 ("1.15x").
+std::string gain_x_text(double gain);
+// The candidate's gain (reference time / candidate time) with its bounds ("1.08x-1.22x"), "-"
+// where there are none.
+std::string gain_bound_text(const EnvVerdict& v);
+// "1.15x faster (its gain's 99 % bound 1.08x-1.22x over 5 v 5 launches, floor 1.02x)".
+std::string env_gain_text(const EnvVerdict& v);
+
 }  // namespace cb

@@ -53,8 +53,34 @@ def test_defaults_finish_within_a_minute_with_a_host_at_100_mbit():
         # The measured schedule stays within its stated bound (plus set-up and barriers).
         assert meta["seconds"] < meta["time_bound_seconds"] + 10, meta
         slow = [q for q in doc["pairs"] if "h2" in (q["src_host"], q["dst_host"])]
-        # Measured from what the throttled link moved: 100 Mbit/s is 0.0125 GB/s.
-        assert all(0.002 < q["bandwidth_GBps"] < 0.02 for q in slow), slow
+        # Measured from what the throttled link moved: 100 Mbit/s is 0.0125 GB/s. Measured again
+        # one pair at a time (with four hosts, every pair is), the figure is the link's alone.
+        assert all(0.002 < max(q["remeasured_GBps"]) < 0.02 for q in slow), slow
+
+
+def test_defaults_name_no_healthy_host_and_a_100_mbit_nic_within_its_bound():
+    # Four healthy hosts, the defaults (0.8 of the median): a host or link slow in the tournament
+    # (on this shared machine, often) is measured again and, at par then, only listed as
+    # unconfirmed. Then h2's one NIC at 100 Mbit/s, over TCP from that NIC, whose samples end
+    # on time: named, within the stated bound.
+    need_openmpi()
+    with emulated_cluster(4) as c:
+        p, _ = timed(c, ["probe", "links", "--format", "json"], timeout=120)
+        doc = json.loads(p.stdout)
+        assert doc["stragglers"] == [], doc["stragglers"]
+        assert isinstance(doc["unconfirmed"], list), doc
+        again = [q for q in doc["pairs"] if q["remeasured_GBps"]]
+        assert len(again) == 12 and all(len(q["remeasured_GBps"]) == 2 for q in again), again
+        c.script("throttle", c.id, "h2", "100mbit", "eth0")
+        p, _ = timed(c, ["probe", "links", "--nics", "eth0", "--format", "json"], timeout=120)
+        doc = json.loads(p.stdout)
+        assert [(s["component"], s["host"], s["nic"]) for s in bandwidth(doc)] == [
+            ("nic", "h2", "eth0")], doc["stragglers"]
+        s = bandwidth(doc)[0]
+        assert s["remeasured_fraction"] < 0.05 and s["noise_floor"] > 0, s
+        meta = doc["meta"]
+        print(f"probe {meta['seconds']:.1f} s, bound {meta['time_bound_seconds']:.1f} s")
+        assert meta["seconds"] <= meta["time_bound_seconds"], meta
 
 
 def test_per_nic_names_one_hosts_nic_and_no_other():
@@ -152,6 +178,7 @@ def test_unknown_nic_is_a_usage_error():
 
 if __name__ == "__main__":
     main([test_defaults_finish_within_a_minute_with_a_host_at_100_mbit,
+          test_defaults_name_no_healthy_host_and_a_100_mbit_nic_within_its_bound,
           test_per_nic_names_one_hosts_nic_and_no_other, test_per_nic_names_a_host_slow_on_both_nics,
           test_per_nic_names_a_rail_slow_on_every_host, test_launch_runs_each_nic_as_a_fresh_job,
           test_unknown_nic_is_a_usage_error])

@@ -90,8 +90,88 @@ def test_recorded_launches_resampled_give_no_false_regression():
         assert line.startswith("OK " if code == 0 else "INCONCLUSIVE "), line
 
 
+# --- one launch a side --------------------------------------------------------------------------
+
+ONE_LAUNCH = ["run", "-B", "mpi", "-N", "2", "-c", "allreduce,allgather", "-b", "1K", "-e", "4M",
+              "--progress", "never"]
+TIMES = ("time_us", "min_us", "p50_us", "p99_us", "max_us", "p50_low_us", "p50_high_us")
+
+
+def slowed_copy(doc, factor, collective="allreduce", min_bytes=1 << 20):
+    """The document with `collective` at `min_bytes` and more `factor` times slower: every time
+    figure (p50, every percentile, the median's interval) times it, bandwidths over it; the
+    control as it was."""
+    d = json.loads(json.dumps(doc))
+    for r in d["results"]:
+        if r["collective"] == collective and r["bytes"] >= min_bytes:
+            for k in TIMES:
+                r[k] *= factor
+            for k in ("algbw_GBps", "busbw_GBps"):
+                r[k] /= factor
+            if r.get("efficiency") is not None:
+                r["efficiency"] /= factor
+    return d
+
+
+def gate_line(line):
+    """An inconclusive line that says the launches could not be compared, and why."""
+    return line.startswith("INCONCLUSIVE one launch a side: the ") and (
+        "was disturbed" in line or "moved during it" in line or "controls disagree" in line)
+
+
+def test_one_launch_a_side_copy_with_large_allreduce_twice_as_slow_is_a_regression():
+    """The reproduction: one launch, and a copy of it with allreduce at 1 MiB and more twice as
+    slow, the control unchanged: a regression naming allreduce at those sizes, or, where the
+    launch itself was disturbed (this machine under other work), inconclusive saying so; never
+    OK."""
+    d = tempdir()
+    base = os.path.join(d, "base.json")
+    run([*ONE_LAUNCH, "--output", base], check=0)
+    doc = json.load(open(base))
+    assert all(r["p50_low_us"] <= r["p50_us"] <= r["p50_high_us"] for r in doc["results"])
+    slow = os.path.join(d, "slow.json")
+    json.dump(slowed_copy(doc, 2), open(slow, "w"))
+    p = run(["compare", base, slow])
+    line = p.stdout.splitlines()[0]
+    assert p.returncode in (5, 6), (p.returncode, p.stdout, p.stderr)
+    assert verdict(p) == "commbench: " + line, (line, p.stderr)
+    if p.returncode == 5:
+        assert line.startswith("REGRESSION allreduce "), line
+        assert "\u00d7 slower (99 % CI " in line and "1 v 1 launches)" in line, line
+        out = json.loads(run(["compare", base, slow, "--format", "json"], check=5).stdout)
+        named = {(c["collective"], c["bytes"]) for c in out["comparisons"]
+                 if c["status"] == "regression"}
+        assert named and all(c == "allreduce" and b >= 1 << 20 for c, b in named), named
+        assert all(c["method"] == "single-launch" for c in out["comparisons"])
+    else:
+        assert gate_line(line) and line.endswith("-- run both sides with --repeat 5"), line
+    # The launch against itself: nothing moved.
+    p = run(["compare", base, base], check=0)
+    assert p.stdout.startswith("OK worst "), p.stdout
+
+
+def test_one_launch_a_side_identical_launches_are_never_a_regression():
+    """Real identical single launches, compared pairwise: never exit 5; OK, or inconclusive
+    naming why (the launches could not be compared, or a change beyond the floor undecided)."""
+    d = tempdir()
+    paths = []
+    for i in range(4):
+        paths.append(os.path.join(d, f"l{i}.json"))
+        run([*ONE_LAUNCH, "--min-time", "0.01", "--output", paths[-1]], check=0)
+    for i, a in enumerate(paths):
+        for b in paths[i + 1:]:
+            p = run(["compare", a, b])
+            line = p.stdout.splitlines()[0]
+            assert p.returncode in (0, 6), (p.returncode, line)
+            assert line.startswith("OK worst " if p.returncode == 0 else "INCONCLUSIVE "), line
+            if p.returncode == 6:
+                assert line.endswith("-- run both sides with --repeat 5"), line
+
+
 if __name__ == "__main__":
     main([test_identical_runs_are_never_a_regression,
           test_slow_fault_on_large_allreduce_is_a_regression_naming_it,
           test_forced_slow_algorithm_is_a_regression_naming_allreduce,
-          test_recorded_launches_resampled_give_no_false_regression])
+          test_recorded_launches_resampled_give_no_false_regression,
+          test_one_launch_a_side_copy_with_large_allreduce_twice_as_slow_is_a_regression,
+          test_one_launch_a_side_identical_launches_are_never_a_regression])

@@ -8,7 +8,14 @@
 #include <unistd.h>
 
 #include <climits>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "collectives/backends/gloo/gloo_algorithms.hpp"
 #include "collectives/backends/gloo/gloo_errors.hpp"
@@ -45,6 +52,105 @@ CallShape shape_of(const CollectiveCall& c) {
           c.local};
 }
 
+// Non-blocking collectives as PyTorch's ProcessGroupGloo runs them: a communication thread takes
+// the started calls in order and runs each (prepared once per buffer and count) to completion,
+// stamping when it ended. One thread per communicator, so a communicator's calls run in the
+// order they were started, as every rank starts them. After a failure the calls queued behind it
+// fail with it.
+class CommThread {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Ticket = Communicator::Ticket;
+
+  explicit CommThread(std::function<void(const CollectiveCall&)> run) : run_(std::move(run)) {}
+  ~CommThread() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    queued_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  Ticket start(const CollectiveCall& call) {
+    std::lock_guard lock(mu_);
+    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+    const Ticket t = next_++;
+    state_[t] = {};
+    queue_.emplace_back(t, call);
+    queued_.notify_all();
+    return t;
+  }
+
+  std::optional<Clock::time_point> test(Ticket t) {
+    std::lock_guard lock(mu_);
+    return take(t);
+  }
+
+  void wait(Ticket t) {
+    std::unique_lock lock(mu_);
+    done_.wait(lock, [&] { return state_.at(t).done.has_value() || state_.at(t).error; });
+    if (state_.at(t).error) take(t);
+  }
+
+ private:
+  struct State {
+    std::optional<Clock::time_point> done;
+    std::exception_ptr error;
+  };
+
+  // With mu_ held: the completion of a finished call (forgotten then), or its error rethrown.
+  std::optional<Clock::time_point> take(Ticket t) {
+    auto it = state_.find(t);
+    if (it == state_.end()) runtime_error("internal: unknown Gloo ticket {}", t);
+    if (it->second.error) {
+      std::exception_ptr e = it->second.error;
+      state_.erase(it);
+      std::rethrow_exception(e);
+    }
+    auto done = it->second.done;
+    if (done) state_.erase(it);
+    return done;
+  }
+
+  void loop() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      auto [ticket, call] = queue_.front();
+      queue_.pop_front();
+      std::exception_ptr error = failed_;
+      if (!error) {
+        lock.unlock();
+        try {
+          run_(call);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        lock.lock();
+      }
+      if (error) {
+        failed_ = error;
+        state_[ticket].error = error;
+      } else {
+        state_[ticket].done = Clock::now();
+      }
+      done_.notify_all();
+    }
+  }
+
+  std::function<void(const CollectiveCall&)> run_;
+  std::mutex mu_;
+  std::condition_variable queued_, done_;
+  std::deque<std::pair<Ticket, CollectiveCall>> queue_;
+  std::map<Ticket, State> state_;
+  std::exception_ptr failed_;
+  Ticket next_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
 class GlooCommunicator : public Communicator {
  public:
   GlooCommunicator(GlooCallSite site, Collective collective, std::string algorithm)
@@ -62,6 +168,13 @@ class GlooCommunicator : public Communicator {
     }
     guarded(name(call.collective), [&] { prepared_->run(); });
   }
+
+  bool nonblocking() const override { return true; }
+  Ticket start(const CollectiveCall& call) override { return thread().start(call); }
+  std::optional<std::chrono::steady_clock::time_point> test(Ticket t) override {
+    return thread().test(t);
+  }
+  void wait(Ticket t) override { thread().wait(t); }
 
   std::uint64_t in_place_output_offset(Collective c, int rank, std::uint64_t count) const override {
     // ReduceScatterHalvingDoubling leaves this rank's block at the start of the buffer.
@@ -98,8 +211,31 @@ class GlooCommunicator : public Communicator {
   GlooCallSite site_;
   Collective collective_;
   std::string algorithm_;
+  // On the communication thread: each call prepared once per shape, then run.
+  void run_started(const CollectiveCall& call) {
+    const CallShape shape = shape_of(call);
+    PreparedOp* op = nullptr;
+    for (auto& [s, p] : started_ops_) {
+      if (s == shape) op = p.get();
+    }
+    if (!op) {
+      started_ops_.emplace_back(shape, guarded("set-up of " + std::string(name(call.collective)),
+                                               [&] { return prepare(site_, algorithm_, call); }));
+      op = started_ops_.back().second.get();
+    }
+    guarded(name(call.collective), [&] { op->run(); });
+  }
+  CommThread& thread() {
+    if (!thread_)
+      thread_ = std::make_unique<CommThread>([this](const CollectiveCall& c) { run_started(c); });
+    return *thread_;
+  }
+
   CallShape shape_;
   std::unique_ptr<PreparedOp> prepared_;
+  std::vector<std::pair<CallShape, std::unique_ptr<PreparedOp>>> started_ops_;
+  // Declared last: destroyed first, so its thread has stopped before what it runs goes.
+  std::unique_ptr<CommThread> thread_;
 };
 
 class GlooBackend : public Backend {

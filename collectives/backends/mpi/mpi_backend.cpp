@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <map>
 #include <optional>
 
 #include "collectives/backends/mpi/mpi_algorithm_select.hpp"
@@ -159,6 +161,58 @@ class MpiCommunicator : public Communicator {
     if (rc != MPI_SUCCESS) check(rc, std::string(name(c.collective)).c_str());
   }
 
+  // Non-blocking: MPI_Iallreduce, MPI_Iallgather and MPI_Ireduce_scatter_block, which progress
+  // when the library is entered (test() is MPI_Test).
+  bool nonblocking() const override { return true; }
+
+  Ticket start(const CollectiveCall& c) override {
+    if (c.count > static_cast<std::uint64_t>(INT_MAX)) {
+      usage_error("count {} exceeds MPI's int element count", c.count);
+    }
+    const int n = static_cast<int>(c.count);
+    const MPI_Datatype t = datatype(c.dtype);
+    const bool in = c.placement == Placement::In;
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = MPI_SUCCESS;
+    switch (c.collective) {
+      case Collective::AllReduce:
+        rc = MPI_Iallreduce(in ? MPI_IN_PLACE : c.send, c.recv, n, t, reduction(c.op), comm_, &req);
+        break;
+      case Collective::AllGather:
+        rc = in ? MPI_Iallgather(MPI_IN_PLACE, 0, t, c.recv, n, t, comm_, &req)
+                : MPI_Iallgather(c.send, n, t, c.recv, n, t, comm_, &req);
+        break;
+      case Collective::ReduceScatter:
+        rc = MPI_Ireduce_scatter_block(in ? MPI_IN_PLACE : c.send, c.recv, n, t, reduction(c.op),
+                                       comm_, &req);
+        break;
+      default:
+        runtime_error("internal: no non-blocking {} on the mpi backend", name(c.collective));
+    }
+    check(rc, fmt::format("non-blocking {}", name(c.collective)).c_str());
+    pending_[next_ticket_] = {req, std::nullopt};
+    return next_ticket_++;
+  }
+
+  std::optional<std::chrono::steady_clock::time_point> test(Ticket ticket) override {
+    Pending& p = pending_.at(ticket);
+    if (!p.done) {
+      int flag = 0;
+      check(MPI_Test(&p.request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+      if (flag) p.done = std::chrono::steady_clock::now();
+    }
+    const auto done = p.done;
+    if (done) pending_.erase(ticket);
+    return done;
+  }
+
+  void wait(Ticket ticket) override {
+    Pending& p = pending_.at(ticket);
+    if (p.done) return;
+    check(MPI_Wait(&p.request, MPI_STATUS_IGNORE), "MPI_Wait");
+    p.done = std::chrono::steady_clock::now();
+  }
+
   std::uint64_t in_place_output_offset(Collective c, int rank, std::uint64_t count) const override {
     // MPI_IN_PLACE reduce_scatter leaves the result at the start of the buffer.
     if (c == Collective::ReduceScatter) return 0;
@@ -211,6 +265,12 @@ class MpiCommunicator : public Communicator {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   IntBlocks ints_;
+  struct Pending {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::optional<std::chrono::steady_clock::time_point> done;
+  };
+  std::map<Ticket, Pending> pending_;  // started and not yet seen complete by test()
+  Ticket next_ticket_ = 0;
   MpiFlavor flavor_;
   std::string algorithm_;
   std::optional<MpichChoice> choice_;

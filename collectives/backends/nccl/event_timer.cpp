@@ -1,8 +1,12 @@
 #include "collectives/backends/nccl/event_timer.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
 
 #include "collectives/backends/nccl/cuda_check.hpp"
+#include "collectives/backends/nccl/event_stamps.hpp"
 
 namespace cb::cuda {
 
@@ -42,7 +46,31 @@ class EventTimer : public IterationTimer {
   void start() override {
     marks_ = 0;
     slot_ = 0;
+    host_entries_.assign(expected_, std::numeric_limits<double>::quiet_NaN());
+    // The stream is idle here (the previous batch's stop waited for it), so the start event
+    // runs as soon as it is recorded: the host's clock just then places every event.
+    const double before = now_us();
     record(0);
+    anchor_us_ = before;
+    anchor_error_us_ = now_us() - before;
+  }
+  // Before each call after the first (whose entry is the start event): the host's clock, for
+  // a kernel the host enqueued later than the previous one ended. A clock read, no GPU work, so
+  // the stream runs as without it.
+  void enter() override {
+    if (marks_ == 0 || marks_ >= host_entries_.size()) return;
+    host_entries_[marks_] = now_us();
+  }
+  bool needs_entries() const override { return true; }
+  CallStamps call_stamps() override {
+    if (group_ != 1 || marks_ == 0 || slot_ != marks_) return {};
+    std::vector<std::vector<double>> exits(pool_->streams().size());
+    for (std::size_t s = 0; s < exits.size(); ++s)
+      for (std::size_t i = 0; i < marks_; ++i)
+        exits[s].push_back(elapsed_ms(pool_->at(s, 0), pool_->at(s, i + 1)));
+    CallStamps out = stamps_from_events(anchor_us_, exits, host_entries_);
+    out.error_us = anchor_error_us_;
+    return out;
   }
   void mark() override {
     ++marks_;
@@ -97,13 +125,22 @@ class EventTimer : public IterationTimer {
     }
   }
   double between(std::size_t s, std::size_t a, std::size_t b) const {
+    return elapsed_ms(pool_->at(s, a), pool_->at(s, b)) * 1000.0;
+  }
+  static double elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
     float ms = 0;
-    check(cudaEventElapsedTime(&ms, pool_->at(s, a), pool_->at(s, b)), "cudaEventElapsedTime");
-    return static_cast<double>(ms) * 1000.0;
+    check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    return static_cast<double>(ms);
+  }
+  static double now_us() {
+    using namespace std::chrono;
+    return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
   }
 
   std::shared_ptr<EventPool> pool_;
   std::size_t expected_ = 1, group_ = 1, marks_ = 0, slot_ = 0;
+  std::vector<double> host_entries_;  // per iteration: the host's clock before its issue
+  double anchor_us_ = 0, anchor_error_us_ = 0;
 };
 
 }  // namespace

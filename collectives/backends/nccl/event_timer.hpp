@@ -3,7 +3,10 @@
 // records an event after every iteration, so a sample is the GPU time between two consecutive
 // completions (the slowest of the process's GPUs). Host launch overhead shows up only where the GPU
 // waits for the host, as in a back-to-back loop. Batches larger than the event pool record every
-// k-th iteration and spread each interval evenly over its iterations.
+// k-th iteration and spread each interval evenly over its iterations. For lateness, the stamped
+// batch also reads the host's clock before each call (a kernel starts later than the previous
+// one ended where the host enqueued it later), and places the events on the host's steady clock
+// by the batch's first event, recorded on an idle stream.
 #pragma once
 
 #include <cuda_runtime.h>

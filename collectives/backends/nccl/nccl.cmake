@@ -8,6 +8,7 @@ target_sources(cb_collectives PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cuda_requirements.cpp
   ${CMAKE_CURRENT_LIST_DIR}/device_selection.cpp
   ${CMAKE_CURRENT_LIST_DIR}/env_slot.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/event_stamps.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_policy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_algorithms.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nccl_choices.cpp
@@ -29,9 +30,11 @@ if(COMMBENCH_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/nccl_backend.cpp
     ${CMAKE_CURRENT_LIST_DIR}/nccl_comm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/nccl_peer_messages.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/nccl_step.cpp
   )
   # The kernels need nothing newer than C++17, which every nvcc this CMake knows accepts.
-  add_library(cb_cuda_kernels STATIC ${CMAKE_CURRENT_LIST_DIR}/validation_kernels.cu)
+  add_library(cb_cuda_kernels STATIC ${CMAKE_CURRENT_LIST_DIR}/validation_kernels.cu
+              ${CMAKE_CURRENT_LIST_DIR}/spin_kernel.cu)
   set_target_properties(cb_cuda_kernels PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
   target_link_libraries(cb_cuda_kernels PUBLIC CUDA::cudart_static)
   target_link_libraries(cb_collectives PUBLIC cb_cuda_kernels CUDA::cudart_static)

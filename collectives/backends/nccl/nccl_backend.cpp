@@ -13,6 +13,7 @@
 #include "collectives/backends/nccl/nccl_algorithms.hpp"
 #include "collectives/backends/nccl/nccl_comm.hpp"
 #include "collectives/backends/nccl/nccl_policy.hpp"
+#include "collectives/backends/nccl/nccl_step.hpp"
 #include "collectives/backends/nccl/tuning_capture.hpp"
 #include "core/watchdog.hpp"
 
@@ -113,6 +114,7 @@ class NcclBackend : public Backend {
     return has_algorithms(c) ? algorithm_names(lib_.code()) : std::vector<std::string>{};
   }
   Memory& memory() override { return *memory_; }
+  std::unique_ptr<StepDriver> make_step_driver() override { return make_nccl_step_driver(); }
 
   Opened open(Collective c, const std::string& algorithm) override {
     std::optional<ForcedAlgorithm> forced;

@@ -60,6 +60,12 @@ class DeferredStartTimer : public IterationTimer {
     comm_->timing_ = true;
   }
   void mark() override { inner_->mark(); }
+  // The first call's entry is the start event, recorded by its issue.
+  void enter() override {
+    if (!comm_->deferred_start_) inner_->enter();
+  }
+  bool needs_entries() const override { return inner_->needs_entries(); }
+  CallStamps call_stamps() override { return inner_->call_stamps(); }
   void stop() override {
     if (auto start = std::exchange(comm_->deferred_start_, nullptr)) start();  // nothing issued
     comm_->timing_ = false;
@@ -411,6 +417,19 @@ void NcclCommunicator::issue(const CollectiveCall& call) {
   } else {
     run(call);
   }
+}
+
+std::vector<cuda::TimedStream> NcclCommunicator::lane_streams() const {
+  std::vector<cuda::TimedStream> out;
+  for (const auto& lane : lanes_) out.push_back({lane.device, lane.stream});
+  return out;
+}
+
+void NcclCommunicator::enqueue_call(const CollectiveCall& call) {
+  if (closed_) runtime_error("internal: a closed NCCL communicator was used");
+  last_ = call;
+  issued_ = true;
+  run(call);
 }
 
 namespace {

@@ -75,6 +75,11 @@ class NcclCommunicator : public Communicator {
   bool failed() const { return failed_; }
   const std::string& algorithm() const { return algorithm_; }
 
+  // For a replayed step (nccl_step.hpp): each lane's device and stream, and `call` enqueued on
+  // every lane's stream without waiting (errors thrown, the lanes aborted, as issue() does).
+  std::vector<cuda::TimedStream> lane_streams() const;
+  void enqueue_call(const CollectiveCall& call);
+
  private:
   struct Lane {
     int device = 0;

@@ -31,7 +31,8 @@ BackendEntry nccl_entry() {
                      true},
                     {"--cuda-graph",
                      "N: capture N calls of each case in a CUDA graph and time its launches "
-                     "(time_us stays per call), as PyTorch with CUDA graphs runs them"}},
+                     "(time_us stays per call), as PyTorch with CUDA graphs runs them",
+                     false, false}},
           .peer_messages = nccl::peer_messages()};
 }
 

@@ -19,7 +19,8 @@ const std::vector<std::string> kContractColumns = {
     "iters",     "time_us",    "min_us",        "p50_us",      "p99_us",        "max_us",
     "cv",        "algbw_GBps", "busbw_GBps",    "wrong",       "env",           "outliers",
     "roof_GBps", "efficiency", "roof_basis",    "fault_bytes", "outlier_cause", "split",
-    "incast",    "send_skew",  "imbalance_tax", "uniform_us",  "drop_share"};
+    "incast",    "send_skew",  "imbalance_tax", "uniform_us",  "drop_share",
+    "p50_low_us", "p50_high_us"};
 
 // Every stored member set, each to a value that differs from its default and from the others.
 ResultRecord full_record() {
@@ -58,6 +59,8 @@ ResultRecord full_record() {
   r.imbalance_tax = 1.4375;
   r.uniform_us = 14.25;
   r.drop_share = 0.03125;
+  r.p50_low_us = 10.25;
+  r.p50_high_us = 11.125;
   return r;
 }
 
@@ -96,6 +99,8 @@ void expect_same_members(const ResultRecord& a, const ResultRecord& b) {
   EXPECT_EQ(a.imbalance_tax, b.imbalance_tax);
   EXPECT_EQ(a.uniform_us, b.uniform_us);
   EXPECT_EQ(a.drop_share, b.drop_share);
+  EXPECT_EQ(a.p50_low_us, b.p50_low_us);
+  EXPECT_EQ(a.p50_high_us, b.p50_high_us);
   EXPECT_EQ(a.repeat, b.repeat);
   ASSERT_EQ(a.repeats.size(), b.repeats.size());
   for (std::size_t i = 0; i < a.repeats.size(); ++i)
@@ -173,7 +178,8 @@ TEST(RecordFields, RepetitionsCarryTheFiguresOfEachLaunch) {
   EXPECT_EQ(keys(j["repeats"][1]),
             (std::vector<std::string>{"repeat", "iters", "time_us", "min_us", "p50_us", "p99_us",
                                       "max_us", "cv", "algbw_GBps", "busbw_GBps", "wrong",
-                                      "fault_bytes", "imbalance_tax", "uniform_us"}));
+                                      "fault_bytes", "imbalance_tax", "uniform_us", "p50_low_us",
+                                      "p50_high_us"}));
   expect_same_members(nlohmann::json::parse(j.dump()).get<ResultRecord>(), summary);
 }
 
@@ -181,7 +187,13 @@ TEST(RecordFields, RepetitionsCarryTheFiguresOfEachLaunch) {
 TEST(RecordFields, OlderFilesWithoutTheLaterColumnsAreRead) {
   ResultRecord r = full_record();
   std::vector<std::string> fields = record_fields(r);
-  ResultRecord no_split = r;  // files written before alltoallv's columns
+  ResultRecord no_interval = r;
+  no_interval.p50_low_us.reset();
+  no_interval.p50_high_us.reset();
+  fields.pop_back();  // p50_high_us
+  fields.pop_back();  // p50_low_us
+  expect_same_members(record_from_fields(fields, "row"), no_interval);
+  ResultRecord no_split = no_interval;  // files written before alltoallv's columns
   no_split.split.clear();
   no_split.incast.reset();
   no_split.send_skew.reset();
@@ -225,7 +237,7 @@ TEST(RecordFields, OlderFilesWithoutTheLaterColumnsAreRead) {
 TEST(RecordFields, HeaderOfEveryColumnOrOfAnOlderFileIsAccepted) {
   std::vector<std::string> header = kContractColumns;
   EXPECT_TRUE(result_csv_header(header));
-  for (int later = 0; later < 13; ++later) {  // drop_share ... env
+  for (int later = 0; later < 15; ++later) {  // p50_high_us ... env
     header.pop_back();
     EXPECT_TRUE(result_csv_header(header));
   }
@@ -277,6 +289,19 @@ TEST(RecordFields, MetaStragglerRoundTrips) {
   st.slowest_cases = 11;
   st.cases = 12;
   st.ratio = 1.25;
+  st.component = "host";
+  st.host_ranks = {2, 3};
+  st.calls = 300;
+  st.last_calls = 290;
+  st.participants = 3;
+  st.late_us = 2950.5;
+  st.delay_cost = 0.96;
+  st.wait_us = 2930;
+  st.between_us = 2960;
+  st.late_exit_us = 1.5;
+  st.inside_us = 110;
+  st.clock_error_us = 12.25;
+  st.where = "before the call";
   m.straggler = st;
   nlohmann::json j = m;
   EXPECT_TRUE(j["straggler"]["gpu"].is_null());
@@ -288,6 +313,32 @@ TEST(RecordFields, MetaStragglerRoundTrips) {
   j = m;
   EXPECT_FALSE(j.contains("straggler"));
   EXPECT_FALSE(j.get<RunMeta>().straggler);
+}
+
+// A record's `lateness`: JSON only, written and read back the same; absent stays absent, and
+// CSV never has it.
+TEST(RecordFields, LatenessRoundTripsInJsonOnly) {
+  ResultRecord r = full_record();
+  CaseLateness l;
+  l.calls = 49;
+  l.rank = 2;
+  l.host = "h3";
+  l.last_share = 0.98;
+  l.late_us = 108.25;
+  l.delay_cost = 0.915;
+  l.wait_us = 26;
+  l.inside_us = 6.75;
+  l.clock_error_us = 0.5;
+  r.lateness = l;
+  nlohmann::json j = r;
+  EXPECT_EQ(j["lateness"]["rank"], 2);
+  EXPECT_EQ(j.get<ResultRecord>().lateness, l);
+  EXPECT_EQ(nlohmann::json(ordered_json(r)).get<ResultRecord>().lateness, l);
+  r.lateness.reset();
+  j = r;
+  EXPECT_FALSE(j.contains("lateness"));
+  EXPECT_FALSE(j.get<ResultRecord>().lateness);
+  for (const auto& f : kResultFields) EXPECT_NE(f.name, "lateness");
 }
 
 }  // namespace

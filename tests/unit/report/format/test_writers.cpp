@@ -15,6 +15,7 @@
 #include "report/format/document_output.hpp"
 #include "report/format/report_format.hpp"
 #include "report/format/writer.hpp"
+#include "report/replay/replay_output.hpp"
 #include "temp_dir.hpp"
 
 namespace cb {
@@ -85,7 +86,7 @@ TEST(CsvWriter, HeaderIsTheContractAndRowsRoundTrip) {
             "backend,library,algorithm,collective,dtype,op,placement,root,nranks,nnodes,bytes,"
             "count,iters,time_us,min_us,p50_us,p99_us,max_us,cv,algbw_GBps,busbw_GBps,wrong,env,"
             "outliers,roof_GBps,efficiency,roof_basis,fault_bytes,outlier_cause,split,incast,"
-            "send_skew,imbalance_tax,uniform_us,drop_share\r");
+            "send_skew,imbalance_tax,uniform_us,drop_share,p50_low_us,p50_high_us\r");
   std::getline(in, line);
   line.pop_back();  // CR
   EXPECT_EQ(csv_split(line)[23], has_outliers(r) ? "true" : "false");
@@ -400,6 +401,8 @@ TEST(FormatTable, EachSubcommandGetsTheFormatsThatCanWriteIt) {
   EXPECT_EQ(stdout_formats(), (V{"table", "csv", "json", "md", "gbench"}));  // jsonl: files only
   EXPECT_EQ(kCompareFormats.names(), (V{"table", "csv", "json", "md"}));
   EXPECT_EQ(kCheckFormats.names(), (V{"table", "json", "md"}));
+  EXPECT_EQ(kReplayFormats.names(), (V{"table", "csv", "json"}));
+  EXPECT_EQ(kReplayFormats.extensions(), (V{".txt", ".csv", ".json"}));
   EXPECT_EQ(document_formats(), (V{"table", "json"}));
   EXPECT_EQ(document_extensions(), (V{".txt", ".json"}));
   EXPECT_EQ(kRecordsFormats.for_path("r.gbench.json").format, "gbench");

@@ -2,8 +2,11 @@
 // is told, blocking or non-blocking communicators, and which set-up failures skip a case.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "collectives/backends/nccl/cuda_requirements.hpp"
 #include "collectives/backends/nccl/device_selection.hpp"
+#include "collectives/backends/nccl/event_stamps.hpp"
 #include "collectives/backends/nccl/nccl_abi.hpp"
 #include "collectives/backends/nccl/nccl_policy.hpp"
 #include "common/error.hpp"
@@ -74,6 +77,22 @@ TEST(NcclPolicy, OutOfMemoryAndSystemErrorsAreFaultsNotRejections) {
   EXPECT_FALSE(nccl::is_rejection(nccl::kSystemError));
   EXPECT_FALSE(nccl::is_rejection(nccl::kRemoteError));
   EXPECT_FALSE(nccl::is_rejection(nccl::kTimeout));
+}
+
+// Lateness on NCCL: the events after each kernel put on the host clock. One GPU: the start event
+// ran at host time 1000 us; kernels end 0.1, 0.2 and 1.2 ms after it. The host issued call 1 at
+// 1050 us, before call 0 ended (the stream starts it at that end), and call 2 late, at 2000 us,
+// after call 1 ended at 1200.
+TEST(EventStamps, EntriesAreWhenTheStreamCouldStartTheKernel) {
+  const double nan = std::nan("");
+  auto s = cuda::stamps_from_events(1000, {{0.1, 0.2, 1.2}}, {nan, 1050, 2000});
+  EXPECT_EQ(s.entry, (std::vector<double>{1000, 1100, 2000}));
+  EXPECT_EQ(s.exit, (std::vector<double>{1100, 1200, 2200}));
+  // Two GPUs in one process: it leaves each call, and so enters the next, with its later GPU.
+  auto two = cuda::stamps_from_events(1000, {{0.1, 0.2}, {0.15, 0.18}}, {});
+  EXPECT_EQ(two.entry, (std::vector<double>{1000, 1150}));
+  EXPECT_EQ(two.exit, (std::vector<double>{1150, 1200}));
+  EXPECT_TRUE(cuda::stamps_from_events(1000, {}, {}).entry.empty());
 }
 
 }  // namespace
