@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import subprocess
 
 from cbtest import RESULT_COLUMNS, Skip, is_openmpi, main, mpi_prefix, run, tempdir
 from test_repeat import stop_between_jobs
@@ -82,6 +83,32 @@ def test_known_faster_setting_is_recommended():
     assert advice and all("COMMBENCH_TEST_FAULT=none" in l for l in advice), p.stderr
     text = open(emit).read()
     assert "COMMBENCH_TEST_FAULT=none" in text.splitlines(), text
+
+
+# Quotes, $(...), backquotes, ';' and '#': a shell must take them as the value, in the comment
+# that names the combination as in its NAME=VALUE line. (No ':' or ',', so no test fault.)
+HOSTILE = "none'$(touch pwn1)\"$(touch pwn2)\"`touch pwn3`;touch pwn4 #\\ x"
+
+
+def test_emitted_env_file_sources_to_exactly_its_values():
+    # As docs/tune.md says to use it: `set -a; . FILE`, in sh and bash. The advised combination
+    # (it lifts the slow fault) holds every shell metacharacter: sourcing runs nothing and sets
+    # exactly the value. (A newline is refused at the command line: test_bad_inputs.)
+    d = tempdir()
+    emit = os.path.join(d, "best.env")
+    env = dict(os.environ, COMMBENCH_TEST_FAULT=SLOW)
+    tune(["--env", "COMMBENCH_TEST_FAULT=" + HOSTILE, "--emit-env", emit, "--format", "csv",
+          "--rounds", "5"], sizes=SMALL, check=0, env=env)
+    text = open(emit).read()
+    settings = [l for l in text.splitlines() if not l.startswith("#")]
+    assert len(settings) == 1 and settings[0].startswith("COMMBENCH_TEST_FAULT="), text
+    for shell in ("sh", "bash"):
+        got = os.path.join(d, "got")
+        source = 'set -a; . ./best.env; set +a; printf %s "$COMMBENCH_TEST_FAULT" > got'
+        subprocess.run([shell, "-c", source], cwd=d, check=True,
+                       env=dict(os.environ, COMMBENCH_TEST_FAULT=""))
+        assert open(got).read() == HOSTILE, (shell, open(got).read(), text)
+        assert sorted(os.listdir(d)) == ["best.env", "got"], (shell, os.listdir(d), text)
 
 
 def test_invalid_value_fails_only_its_combination():
@@ -206,6 +233,7 @@ def test_bad_grids_are_usage_errors():
 if __name__ == "__main__":
     main([test_every_combination_reaches_every_rank_and_is_recorded,
           test_known_slower_setting_is_not_recommended, test_known_faster_setting_is_recommended,
+          test_emitted_env_file_sources_to_exactly_its_values,
           test_invalid_value_fails_only_its_combination,
           test_resume_skips_finished_combinations, test_resume_from_another_sweep_is_refused,
           test_documents_on_stdout_parse, test_grid_beyond_the_bound_is_refused,
