@@ -8,6 +8,7 @@
 #include "cmd/subcommands.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/file_identity.hpp"
 #include "common/units.hpp"
 #include "report/compare_output.hpp"
 #include "report/report_format.hpp"
@@ -62,12 +63,19 @@ int execute(const CompareRequest& rq) {
     file_format = &format_for_path(rq.output, Writes::Compare);
     check_output_directory(rq.output);
   }
-  std::vector<ResultFile> base;
+  std::vector<NamedFile> inputs = {{"NEW", rq.files.back()}};
+  std::vector<std::string> base_paths;
   for (std::size_t i = 0; i + 1 < rq.files.size(); ++i) {
     for (const auto& path : result_paths(rq.files[i])) {
-      base.push_back(read_result_file(path));
-      require_complete(base.back(), "compare");
+      base_paths.push_back(path);
+      inputs.push_back({"BASE", path});
     }
+  }
+  check_distinct_files({{"--output", rq.output}}, inputs);
+  std::vector<ResultFile> base;
+  for (const auto& path : base_paths) {
+    base.push_back(read_result_file(path));
+    require_complete(base.back(), "compare");
   }
   ResultFile next = read_result_file(rq.files.back());
   require_complete(next, "compare");

@@ -8,6 +8,7 @@
 #include "collectives/catalogue/catalogue.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/file_identity.hpp"
 #include "report/report_format.hpp"
 #include "report/svg_plot.hpp"
 
@@ -52,6 +53,9 @@ PlotOptions validate(const PlotRequest& rq) {
                 rq.output);
   }
   check_output_directory(rq.output);
+  std::vector<NamedFile> inputs;
+  for (const auto& path : rq.results) inputs.push_back({"RESULTS", path});
+  check_distinct_files({{"--output", rq.output}}, inputs);
   return o;
 }
 

@@ -17,8 +17,8 @@
 #include "collectives/patterns/presets.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/file_identity.hpp"
 #include "common/invocation.hpp"
-#include "common/output_path.hpp"
 #include "common/schema.hpp"
 #include "common/text_table.hpp"
 #include "common/units.hpp"
@@ -112,7 +112,7 @@ Checked check_replay(const RunRequest& rq, const ReplayRequest& pq) {
     format_for_path(path, Writes::Replay);
     check_output_directory(path);
   }
-  check_distinct_outputs(rq.outputs);
+  check_distinct_outputs(rq.outputs, {{"--model", pq.model}});
   return c;
 }
 

@@ -14,7 +14,7 @@
 #include "collectives/engine/rank_run.hpp"
 #include "collectives/launch/process_start.hpp"
 #include "common/error.hpp"
-#include "common/output_path.hpp"
+#include "common/file_identity.hpp"
 #include "common/version_info.hpp"
 #include "probes/roof_facts.hpp"
 #include "probes/topology.hpp"
@@ -30,6 +30,10 @@ void check_run_request(const RunRequest& rq) {
   }
   parse_roof_inputs(rq.roof_link_gbps, rq.roof_host_memory);
   for (const auto& path : rq.outputs) check_output_path(path);
+  std::vector<NamedFile> inputs;
+  for (const auto& split : s.sweep.split.splits)
+    if (split.kind == SplitKind::Matrix) inputs.push_back({"--split", split.path});
+  check_distinct_outputs(rq.outputs, inputs);
   std::ostringstream probe_format;
   make_stream_writer(rq.format, probe_format);  // validates --format before any work
   repeat_count(rq);
@@ -81,7 +85,6 @@ RunHooks run_meta_hooks(const RunRequest& rq) {
 int run(const RunRequest& rq, const ExtraWriter& extra) {
   if (repeat_count(rq) > 1 || !rq.launch.empty()) return run_repeated(rq, extra);
   check_run_request(rq);
-  check_distinct_outputs(rq.outputs);
   RunHooks hooks = run_meta_hooks(rq);
   hooks.rank0_writers = [&rq, &extra] {
     std::vector<std::unique_ptr<Writer>> writers;

@@ -7,7 +7,7 @@
 #include "collectives/backends/registry.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
-#include "common/output_path.hpp"
+#include "common/file_identity.hpp"
 #include "common/units.hpp"
 #include "jobs/run.hpp"
 #include "report/report_format.hpp"
@@ -69,19 +69,20 @@ TuneOptions check_tune_request(const TuneRequest& tq, const std::vector<std::str
   if (gain < 0) usage_error("invalid --min-gain '{}': expected a percentage >= 0", tq.min_gain);
   options.min_gain = gain / 100.0;
   round_count(tq);
-  std::vector<std::pair<std::string, std::string>> files;
-  for (const auto& path : outputs) files.emplace_back("--output", path);
+  std::vector<NamedFile> files;
+  for (const auto& path : outputs) files.push_back({"--output", path});
   const auto& kinds = tuning_files();
   for (std::size_t i = 0; i < tq.emit.size(); ++i) {
     if (tq.emit[i].empty()) continue;
     check_output_directory(tq.emit[i]);
-    files.emplace_back(kinds[i].option, tq.emit[i]);
+    files.push_back({kinds[i].option, tq.emit[i]});
   }
   if (!tq.emit_env.empty()) {
     check_output_directory(tq.emit_env);
-    files.emplace_back("--emit-env", tq.emit_env);
+    files.push_back({"--emit-env", tq.emit_env});
   }
-  check_distinct_files(files);
+  // --resume may be the --output it continues (docs/tune.md): its records are read first.
+  check_distinct_files(files, {{"--env-grid", tq.env_grid}});
   if (env_grid(tq)) return options;
   if (!tq.resume.empty()) {
     usage_error("--resume applies to environment grids: give --env NAME=v1,v2 or --env-grid FILE");
