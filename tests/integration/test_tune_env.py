@@ -193,12 +193,24 @@ def test_interrupted_sweep_marks_its_env_file():
     # Stopped after its first job (test hook): exit 1, and the env file says the grid was cut,
     # names what was not measured and sets nothing.
     emit = os.path.join(tempdir(), "best.env")
-    stop_between_jobs(["tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1", "--env",
-                       "COMMBENCH_UNUSED_KNOB=a,b", "--emit-env", emit], "combinations finished")
+    d = stop_between_jobs(["tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1", "--env",
+                           "COMMBENCH_UNUSED_KNOB=a,b", "--emit-env", emit],
+                          "combinations finished")
     lines = open(emit).read().splitlines()
     assert lines[0].startswith("# INCOMPLETE: the sweep was interrupted by signal 2"), lines
     assert lines[0].count("COMMBENCH_UNUSED_KNOB=") + lines[0].count("baseline") == 2, lines
     assert [l for l in lines if not l.startswith("#")] == [], lines
+    # The .jsonl ends with the incomplete line: check and compare refuse it as they refuse a
+    # cut run's, and --resume still reads it.
+    stream = os.path.join(d, "r.jsonl")
+    last = json.loads(open(stream).read().splitlines()[-1])
+    assert last.get("incomplete") is True and "interrupted by signal 2" in last["reason"], last
+    for args in (["check", "--expect", "auto", stream], ["compare", stream, stream]):
+        p = run(args, check=2)
+        assert "incomplete results" in p.stderr.splitlines()[0], p.stderr
+    p = run(["tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1", "--env",
+             "COMMBENCH_UNUSED_KNOB=a,b", "--resume", stream, "--format", "csv"], check=0)
+    assert "combinations already complete" in p.stderr, p.stderr
 
 
 def test_launch_prefix_passes_the_variables():
