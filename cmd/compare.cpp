@@ -9,6 +9,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/file_identity.hpp"
+#include "common/stop_line.hpp"
 #include "common/units.hpp"
 #include "report/compare_output.hpp"
 #include "report/report_format.hpp"
@@ -56,6 +57,7 @@ CompareOptions validate(const CompareRequest& rq) {
 }
 
 int execute(const CompareRequest& rq) {
+  end_with_one_line_on_stop("compare");
   CompareOptions options = validate(rq);
   const OutputFormat& format = format_named(rq.format, Writes::Compare);
   const OutputFormat* file_format = nullptr;

@@ -9,6 +9,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/file_identity.hpp"
+#include "common/stop_line.hpp"
 #include "report/report_format.hpp"
 #include "report/svg_plot.hpp"
 
@@ -60,6 +61,7 @@ PlotOptions validate(const PlotRequest& rq) {
 }
 
 int execute(const PlotRequest& rq) {
+  end_with_one_line_on_stop("plot");
   PlotOptions options = validate(rq);
   std::vector<ResultFile> files;
   for (const auto& path : rq.results) files.push_back(read_result_file(path));

@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "common/file_identity.hpp"
 #include "common/schema.hpp"
+#include "common/stop_line.hpp"
 #include "common/units.hpp"
 #include "probes/topology.hpp"
 #include "report/check_output.hpp"
@@ -171,6 +172,7 @@ void fail_on_errors(const CheckReport& report) {
 }  // namespace
 
 int check(const CheckRequest& rq) {
+  end_with_one_line_on_stop("check");
   const OutputFormat& format = format_named(rq.format, Writes::Check);
   const OutputFormat* file_format = nullptr;
   if (!rq.output.empty()) {
