@@ -15,7 +15,9 @@
 #include "collectives/catalogue/names.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/file_identity.hpp"
 #include "common/schema.hpp"
+#include "common/stop_line.hpp"
 #include "common/units.hpp"
 #include "probes/topology.hpp"
 #include "report/check/check.hpp"
@@ -203,6 +205,7 @@ const Flags<CheckRequest>& check_flags() {
 }
 
 int check(const CheckRequest& rq) {
+  end_with_one_line_on_stop("check");
   const CheckWriter& format = kCheckFormats.named(rq.format);
   const CheckWriter* file_format = nullptr;
   if (!rq.output.empty()) {
@@ -210,6 +213,12 @@ int check(const CheckRequest& rq) {
     check_output_directory(rq.output);
   }
   if (!rq.junit.empty()) check_output_directory(rq.junit);
+  std::vector<NamedFile> inputs = {{rq.spec.ends_with(".toml") ? "SPEC" : "RESULTS", rq.spec},
+                                   {"--topology", rq.topology},
+                                   {"--links", rq.links}};
+  for (const auto& path : rq.results) inputs.push_back({"RESULTS", path});
+  for (const auto& path : rq.references) inputs.push_back({"--reference", path});
+  check_distinct_files({{"--output", rq.output}, {"--junit", rq.junit}}, inputs);
   if (!rq.topology.empty() && !rq.sysfs_root.empty()) {
     usage_error(
         "--topology and --sysfs-root exclude each other: give a topology document or a "

@@ -8,6 +8,8 @@
 #include "app/output_flags.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/file_identity.hpp"
+#include "common/stop_line.hpp"
 #include "common/units.hpp"
 #include "report/compare/compare.hpp"
 #include "report/compare/compare_output.hpp"
@@ -71,6 +73,7 @@ const Flags<CompareRequest>& compare_flags() {
 }
 
 int compare(const CompareRequest& rq) {
+  end_with_one_line_on_stop("compare");
   CompareOptions options = validate(rq);
   const CompareWriter& format = kCompareFormats.named(rq.format);
   const CompareWriter* file_format = nullptr;
@@ -78,12 +81,19 @@ int compare(const CompareRequest& rq) {
     file_format = &kCompareFormats.for_path(rq.output);
     check_output_directory(rq.output);
   }
-  std::vector<ResultFile> base;
+  std::vector<NamedFile> inputs = {{"NEW", rq.files.back()}};
+  std::vector<std::string> base_paths;
   for (std::size_t i = 0; i + 1 < rq.files.size(); ++i) {
     for (const auto& path : result_paths(rq.files[i])) {
-      base.push_back(read_result_file(path));
-      require_complete(base.back(), "compare");
+      base_paths.push_back(path);
+      inputs.push_back({"BASE", path});
     }
+  }
+  check_distinct_files({{"--output", rq.output}}, inputs);
+  std::vector<ResultFile> base;
+  for (const auto& path : base_paths) {
+    base.push_back(read_result_file(path));
+    require_complete(base.back(), "compare");
   }
   ResultFile next = read_result_file(rq.files.back());
   require_complete(next, "compare");

@@ -257,6 +257,12 @@ int tune_env_grid(const RunPlan& plan, const TunePlan& tp) {
     std::cerr << fmt::format("commbench: note: {} of {} combinations already complete in {}\n",
                              st.skipped, m, tp.resume);
   }
+  // A cut sweep's streams end with the incomplete line (check and compare refuse them; --resume
+  // reads them); its summaries still hold what finished.
+  if (st.interrupted) {
+    sweep.abandon(1, fmt::format("interrupted by signal {} ({}); {} of {} combinations finished",
+                                 st.interrupted, ::strsignal(st.interrupted), st.finished, m));
+  }
   // The summaries' environment is the baseline's: the environment as it is.
   auto results = sweep.finish(!st.interrupted, [&](RunMeta& meta) {
     meta.environment = steering_environment();

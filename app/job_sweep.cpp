@@ -175,12 +175,15 @@ void JobSweep::keep(const std::vector<ResultRecord>& records, const std::optiona
 
 void JobSweep::abandon(int exit_code, const std::string& reason) {
   for (auto& w : streams_) w->abandon(exit_code, reason);
+  abandoned_ = true;  // the marked streams are closed: finish() must not write them again
 }
 
 std::vector<ResultRecord> JobSweep::finish(bool completed,
                                            const std::function<void(RunMeta&)>& adjust) {
   if (completed) progress_.finish();
-  for (auto& w : streams_) w->finish();
+  if (!abandoned_) {
+    for (auto& w : streams_) w->finish();
+  }
   RunMeta meta = meta_.value_or(RunMeta{});
   meta.command_line = invocation();
   meta.repetitions = repeats_ > 1 ? repeats_ : 0;

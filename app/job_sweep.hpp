@@ -65,7 +65,8 @@ class JobSweep {
   void keep(const std::vector<ResultRecord>& records, const std::optional<RunMeta>& meta = {});
   // The sweep failed (`exit_code`, `reason`) after the records kept so far: the streams mark
   // what they wrote as incomplete (a stream that got no record leaves no file); the summaries
-  // are not written, as a failed run writes none.
+  // are not written, as a failed run writes none (unless finish() follows, as after an
+  // interrupted tune --env, whose summaries hold what finished).
   void abandon(int exit_code, const std::string& reason);
   // Every group done (`completed`: not interrupted): the streams end, and the summaries get the
   // first kept meta (adjusted by `adjust`) and the kept records, summarised over repetitions.
@@ -80,6 +81,7 @@ class JobSweep {
   int repeats_;
   bool started_ = false;
   std::vector<std::unique_ptr<Writer>> streams_, summaries_;
+  bool abandoned_ = false;
   Progress progress_;
   std::set<std::string> said_;
   std::vector<ResultRecord> kept_;

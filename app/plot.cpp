@@ -7,6 +7,8 @@
 #include "collectives/catalogue/catalogue.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/file_identity.hpp"
+#include "common/stop_line.hpp"
 #include "report/format/report_format.hpp"
 #include "report/plot/svg_plot.hpp"
 
@@ -43,6 +45,9 @@ PlotOptions validate(const PlotRequest& rq) {
                 rq.output);
   }
   check_output_directory(rq.output);
+  std::vector<NamedFile> inputs;
+  for (const auto& path : rq.results) inputs.push_back({"RESULTS", path});
+  check_distinct_files({{"--output", rq.output}}, inputs);
   return o;
 }
 
@@ -63,6 +68,7 @@ const Flags<PlotRequest>& plot_flags() {
 }
 
 int plot(const PlotRequest& rq) {
+  end_with_one_line_on_stop("plot");
   PlotOptions options = validate(rq);
   std::vector<ResultFile> files;
   for (const auto& path : rq.results) files.push_back(read_result_file(path));

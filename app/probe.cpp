@@ -15,6 +15,7 @@
 #include "probes/links.hpp"
 #include "probes/links_passes.hpp"
 #include "probes/membw.hpp"
+#include "probes/nic_list.hpp"
 
 namespace cb {
 
@@ -185,7 +186,7 @@ int probe_links(const ProbeRequest& rq) {
   o.min_fraction = parse_fraction(rq.min_fraction);
   o.sample_time = parse_double(rq.sample_time, "--sample-time");
   o.per_nic = rq.per_nic;
-  o.nics = split_list(rq.nics);
+  if (!rq.nics.empty()) o.nics = parse_nic_list(rq.nics);
   check_links_options(o);
   const LaunchInfo launch = detect_launch();
   TransportFacts facts;

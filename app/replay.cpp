@@ -17,8 +17,8 @@
 #include "collectives/patterns/presets.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/file_identity.hpp"
 #include "common/invocation.hpp"
-#include "common/output_path.hpp"
 #include "common/schema.hpp"
 #include "common/text_table.hpp"
 #include "common/units.hpp"
@@ -173,6 +173,7 @@ Checked plan_replay(const ReplayRequest& rq) {
   const double gain = parse_double(rq.min_gain, "--min-gain");
   if (gain < 0) usage_error("invalid --min-gain '{}': expected a percentage >= 0", rq.min_gain);
   c.min_gain = gain / 100;
+  check_distinct_outputs(rq.run.outputs, {{"--model", rq.model}});
   return c;
 }
 

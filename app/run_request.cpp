@@ -13,6 +13,7 @@
 #include "collectives/catalogue/names.hpp"
 #include "collectives/catalogue/split.hpp"
 #include "common/error.hpp"
+#include "common/file_identity.hpp"
 #include "common/output_path.hpp"
 #include "common/units.hpp"
 #include "core/process_start.hpp"
@@ -369,7 +370,11 @@ RunPlan plan_run(const RunRequest& rq, const char* jobs_for) {
   BackendOptions flags;
   flags.flags = p.backend_flags;
   check_backend_options(flags);
-  check_distinct_outputs(p.outputs);
+  std::vector<NamedFile> inputs;
+  for (const auto& split : p.sweep.split.splits) {
+    if (split.kind == SplitKind::Matrix) inputs.push_back({"--split", split.path});
+  }
+  check_distinct_outputs(p.outputs, inputs);
   // -B given: each backend's checks of the run's choices now; without -B they are made where
   // the ranks run, once the backends are chosen (rank_run).
   if (!p.backends.empty()) check_run_choices({p.backends, p.memory, p.memory_given, p.gpus});

@@ -8,7 +8,7 @@
 #include "collectives/backends/registry.hpp"
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
-#include "common/output_path.hpp"
+#include "common/file_identity.hpp"
 #include "common/units.hpp"
 #include "report/format/writers.hpp"
 #include "report/tune/tune_text.hpp"
@@ -87,20 +87,21 @@ TunePlan plan_tune(const TuneRequest& tq, const std::vector<std::string>& output
   if (gain < 0) usage_error("invalid --min-gain '{}': expected a percentage >= 0", tq.min_gain);
   tp.options.min_gain = gain / 100.0;
   tp.rounds = round_count(tq);
-  std::vector<std::pair<std::string, std::string>> files;
-  for (const auto& path : outputs) files.emplace_back("--output", path);
+  std::vector<NamedFile> files;
+  for (const auto& path : outputs) files.push_back({"--output", path});
   for (const auto& kind : tuning_files()) {
     auto it = tq.emit.find(kind.option);
     if (it == tq.emit.end() || it->second.empty()) continue;
     check_output_directory(it->second);
-    files.emplace_back(kind.option, it->second);
+    files.push_back({kind.option, it->second});
     tp.emit[kind.option] = it->second;
   }
   if (!tq.emit_env.empty()) {
     check_output_directory(tq.emit_env);
-    files.emplace_back("--emit-env", tq.emit_env);
+    files.push_back({"--emit-env", tq.emit_env});
   }
-  check_distinct_files(files);
+  // --resume may be the --output it continues (docs/tune.md): its records are read first.
+  check_distinct_files(files, {{"--env-grid", tq.env_grid}});
   tp.grid = !tq.env.empty() || !tq.env_grid.empty();
   tp.env = tq.env;
   tp.env_grid = tq.env_grid;

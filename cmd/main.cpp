@@ -3,9 +3,11 @@
 #include <string>
 #include <vector>
 
+#include "cmd/empty_values.hpp"
 #include "cmd/subcommands.hpp"
 #include "collectives/catalogue/names.hpp"
 #include "common/checked_write.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/version_info.hpp"
 #include "core/process_start.hpp"
@@ -31,7 +33,9 @@ std::string one_line(std::string s) {
 
 // A failure's one line: printed here, or, for a rank whose commbench parent sees every rank,
 // handed to the parent, which prints the line that names the first cause.
-int failed(int code, const std::string& message, bool report) {
+int failed(int code, const std::string& text, bool report) {
+  // A refusal may quote the command line: a secret's value never reaches stderr.
+  const std::string message = cb::redact_secret_values(text);
   // A peer that ended, where this process watches its peers itself (env://), is the cause.
   const bool consequence = code == cb::kExitRuntime || code == cb::kExitTimeout;
   if (std::string cause = cb::failure_cause(consequence ? std::chrono::milliseconds(3000)
@@ -104,6 +108,7 @@ int main(int argc, char** argv) {
   try {
     check_subcommand(app, argc, argv);
     app.parse(argc, argv);
+    cb::refuse_empty_values(app);
   } catch (const CLI::CallForHelp& e) {
     return printed(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {

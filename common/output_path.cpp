@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <map>
 
 #include "common/error.hpp"
 #include "common/temp_files.hpp"
@@ -60,25 +59,6 @@ void check_output_file(const std::string& path, bool streamed) {
     usage_error("cannot write output '{}': not a regular file (only .jsonl is written in place)",
                 path);
   }
-}
-
-void check_distinct_files(const std::vector<std::pair<std::string, std::string>>& files) {
-  std::map<std::string, const std::pair<std::string, std::string>*> seen;  // resolved -> given
-  for (const auto& f : files) {
-    std::error_code ec;
-    fs::path resolved = fs::weakly_canonical(fs::absolute(f.second, ec), ec);
-    std::string key = ec ? f.second : resolved.string();
-    if (auto [it, fresh] = seen.emplace(key, &f); !fresh) {
-      usage_error("{} '{}' names the same file as {} '{}'", f.first, f.second, it->second->first,
-                  it->second->second);
-    }
-  }
-}
-
-void check_distinct_outputs(const std::vector<std::string>& paths) {
-  std::vector<std::pair<std::string, std::string>> files;
-  for (const auto& p : paths) files.emplace_back("--output", p);
-  check_distinct_files(files);
 }
 
 }  // namespace cb

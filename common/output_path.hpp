@@ -2,8 +2,6 @@
 #pragma once
 
 #include <string>
-#include <utility>
-#include <vector>
 
 namespace cb {
 
@@ -16,10 +14,5 @@ std::string output_target(const std::string& path);
 // cannot be created, a non-regular file where the output is replaced atomically (`streamed`
 // outputs such as JSONL are written in place, so a device or pipe is fine there).
 void check_output_file(const std::string& path, bool streamed);
-
-// Usage error when two outputs name the same file (directly or through links).
-void check_distinct_outputs(const std::vector<std::string>& paths);
-// The same over files of several options: (option, path) pairs, such as ("--emit-env", "x").
-void check_distinct_files(const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace cb

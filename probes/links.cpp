@@ -258,9 +258,6 @@ std::vector<std::string> rails_of(Control& control, LinksResult& r, const LinksO
       per_host.back().push_back(text.substr(at, end - at));
     hosts.push_back(r.hosts[static_cast<std::size_t>(p)]);
   }
-  // "lo" may be asked for by name: every host has it (a test of the transport on one machine).
-  if (!hcas && std::find(o.nics.begin(), o.nics.end(), "lo") != o.nics.end())
-    for (auto& list : per_host) list.push_back("lo");
   const std::vector<std::string> rails = choose_rails(
       per_host, hosts, o.nics, hcas ? RailKind{"HCA", "with an active port"} : RailKind{});
   if (o.nics.empty()) r.off_the_rails = nics_off_the_rails(per_host, hosts, rails);

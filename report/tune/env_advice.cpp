@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/invocation.hpp"
+#include "common/shell_text.hpp"
 #include "common/text_table.hpp"
 #include "common/units.hpp"
 #include "report/record_key.hpp"
@@ -235,18 +236,19 @@ EnvChoice advise_env(const std::vector<ResultRecord>& results, const EnvControls
 
 std::string emit_env_text(const EnvChoice& c, const EnvCombination& combination,
                           const std::string& cut, const std::vector<std::string>& unmeasured) {
+  // Comments carry labels and values (from the command line or a --resume file): each goes
+  // through shell_comment, so none can end its line and become a command when sourced.
   std::string mark;
   if (!cut.empty()) {
-    mark =
-        fmt::format("# INCOMPLETE: the sweep was {}; not measured in full: {}\n", cut,
-                    unmeasured.empty() ? "none" : fmt::format("{}", fmt::join(unmeasured, ", ")));
+    mark = shell_comment(
+        fmt::format("INCOMPLETE: the sweep was {}; not measured in full: {}", cut,
+                    unmeasured.empty() ? "none" : fmt::format("{}", fmt::join(unmeasured, ", "))));
   }
   std::string s =
       mark +
       "# Environment chosen by commbench tune --env: NAME=VALUE lines that NCCL reads as\n"
-      "# NCCL_CONF_FILE (or ~/.nccl.conf) and a shell can source (set -a; . FILE; set +a).\n"
-      "# " +
-      c.line + "\n";
+      "# NCCL_CONF_FILE (or ~/.nccl.conf) and a shell can source (set -a; . FILE; set +a).\n" +
+      shell_comment(c.line);
   if (!cut.empty()) {
     return s + "# Nothing is set from a cut sweep: finish it with --resume on its .jsonl output.\n";
   }

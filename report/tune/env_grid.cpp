@@ -11,6 +11,7 @@
 
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/shell_text.hpp"
 
 namespace cb {
 
@@ -31,6 +32,15 @@ void check_name(const std::string& name, const std::string& where) {
 
 void check_values(const EnvAxis& axis, const std::string& where) {
   if (axis.values.empty()) usage_error("{}: no values for {}", where, axis.name);
+  // Named, never shown: the value itself is what would break the line it is shown on.
+  for (const auto& v : axis.values) {
+    if (has_control_character(v)) {
+      usage_error(
+          "{}: a value of {} holds a control character (newline, tab, escape, ...); values are "
+          "written one per line for NCCL and a shell to read",
+          where, axis.name);
+    }
+  }
   std::set<std::string> seen;
   for (const auto& v : axis.values) {
     if (!seen.insert(v).second)
@@ -41,11 +51,12 @@ void check_values(const EnvAxis& axis, const std::string& where) {
 }  // namespace
 
 EnvAxis parse_env_axis(const std::string& text) {
-  const std::string where = "--env '" + text + "'";
   auto eq = text.find('=');
-  if (eq == std::string::npos) usage_error("{}: expected NAME=VALUE[,VALUE...]", where);
+  if (eq == std::string::npos) usage_error("--env '{}': expected NAME=VALUE[,VALUE...]", text);
   EnvAxis axis;
   axis.name = text.substr(0, eq);
+  // The option is named by its variable alone: its values may be secret or unprintable.
+  const std::string where = "--env " + axis.name;
   check_name(axis.name, where);
   std::string cur;
   for (std::size_t i = eq + 1; i < text.size(); ++i) {

@@ -172,6 +172,78 @@ CASES = [
     ("topo sysfs missing", ["topo", "--sysfs-root", "missing"], 2, ["missing"]),
 ]
 
+# No output may be an input or another output, by identity: a.json and new.json are results,
+# soft.json a symbolic and hard.json a hard link to a.json, chart.svg a link to a.json, l.csv and
+# l.env links to files not there yet (make_case). Each file is checked unchanged afterwards.
+TUNE_GRID = ["tune", "-c", "allreduce", "-e", "64", "--env", "GLOO_X=1"]
+CASES += [
+    ("compare output is its base", ["compare", "a.json", "new.json", "--output", "a.json"], 2,
+     ["--output 'a.json' names the same file as BASE 'a.json'"]),
+    ("compare output is its new file", ["compare", "a.json", "new.json", "--output", "new.json"],
+     2, ["--output 'new.json' names the same file as NEW 'new.json'"]),
+    ("compare output is a base through a link", ["compare", "a.json", "new.json", "--output",
+                                                 "soft.json"], 2,
+     ["--output 'soft.json' names the same file as BASE 'a.json'"]),
+    ("compare output is a hard link of the new file", ["compare", "new.json", "a.json",
+                                                       "--output", "hard.json"], 2,
+     ["--output 'hard.json' names the same file as NEW 'a.json'"]),
+    ("check output is its results", ["check", "--expect", "auto", "a.json", "--output", "a.json"],
+     2, ["--output 'a.json' names the same file as RESULTS 'a.json'"]),
+    ("check junit is its results", ["check", "--expect", "auto", "a.json", "new.json", "--junit",
+                                    "hard.json"], 2,
+     ["--junit 'hard.json' names the same file as RESULTS 'a.json'"]),
+    ("check junit is its output", ["check", "--expect", "auto", "a.json", "--output", "r.json",
+                                   "--junit", "./r.json"], 2,
+     ["--junit './r.json' names the same file as --output 'r.json'"]),
+    ("plot output is its results through a link", ["plot", "a.json", "-o", "chart.svg"], 2,
+     ["--output 'chart.svg' names the same file as RESULTS 'a.json'"]),
+    ("run outputs one file through a link", RUN + ["--output", "r.json", "--output", "l.csv"], 2,
+     ["--output 'l.csv' names the same file as --output 'r.json'"]),
+    ("repeat outputs one file twice", GLOO2 + ["--repeat", "2", "--output", "r.jsonl",
+                                               "--output", "./r.jsonl"], 2,
+     ["--output './r.jsonl' names the same file as --output 'r.jsonl'"]),
+    ("tune emit-env is an output through a link", TUNE_GRID + ["--emit-env", "l.env", "--output",
+                                                              "g.json"], 2,
+     ["--emit-env 'l.env' names the same file as --output 'g.json'"]),
+    ("tune output is its env grid", TUNE_GRID[:-2] + ["--env-grid", "a.json", "--output",
+                                                      "hard.json"], 2,
+     ["--output 'hard.json' names the same file as --env-grid 'a.json'"]),
+]
+
+# What --emit-env writes for a shell to source: a value that would end its line is refused,
+# the variable named, the value never shown (and nothing left: no best.env, no pwn5).
+CASES += [
+    ("env value with a newline", TUNE_GRID[:-1] + ["COMMBENCH_TEST_FAULT=ok\ntouch pwn5 #",
+                                                   "--emit-env", "best.env"], 2,
+     ["--env COMMBENCH_TEST_FAULT", "control character"], None, ["touch pwn5"]),
+    ("env value with an escape", TUNE_GRID[:-1] + ["NCCL_ALGO=Ring,\x1b]0;x\x07Tree"], 2,
+     ["--env NCCL_ALGO", "control character"], None, ["\x1b", "Tree"]),
+    # Secrets never reach stderr, refusals included.
+    ("env secret refused unshown", TUNE_GRID[:-1] + ["GLOO_AUTH_TOKEN=topsecretQQ1,topsecretQQ2"],
+     2, ["--env GLOO_AUTH_TOKEN"], None, ["topsecretQQ"]),
+    ("unknown flag carrying a secret", ["run", "--frobnicate=GLOO_AUTH_TOKEN=topsecretQQ3"], 2,
+     ["frobnicate", "GLOO_AUTH_TOKEN=***"], None, ["topsecretQQ"]),
+    # --nics: each NIC once, by a name, not loopback.
+    ("nics twice", ["probe", "links", "--nics", "eth0,eth0"], 2,
+     ["invalid --nics 'eth0,eth0'", "eth0 is named twice"]),
+    ("nics empty name", ["probe", "links", "--nics", "eth0,"], 2,
+     ["invalid --nics 'eth0,'", "an empty NIC name"]),
+    ("nics loopback", ["probe", "links", "--nics", "lo"], 2,
+     ["invalid --nics 'lo'", "loopback"]),
+    # An empty value is a usage error for every option that takes one (one rule).
+    ("empty min-efficiency", ["check", "--expect", "auto", "a.json", "--min-efficiency", ""], 2,
+     ["invalid --min-efficiency '': an empty value"]),
+    ("empty rounds", TUNE_GRID + ["--rounds", ""], 2, ["invalid --rounds '': an empty value"]),
+    ("empty emit-env", TUNE_GRID + ["--emit-env", ""], 2,
+     ["invalid --emit-env '': an empty value"]),
+    ("empty nics", ["probe", "links", "--nics", ""], 2, ["invalid --nics '': an empty value"]),
+    ("empty transport", ["probe", "links", "--transport", ""], 2,
+     ["invalid --transport '': an empty value"]),
+    ("empty output", RUN + ["--output", ""], 2, ["invalid --output '': an empty value"]),
+    ("empty collective", ["run", "-c", ""], 2, ["invalid --collectives '': an empty value"]),
+    ("empty compare file", ["compare", "a.json", ""], 2, ["invalid FILES '': an empty value"]),
+]
+
 
 def fake_launchers():
     """Launchers that end at once without starting a rank: one exits 0, one 3 (which only a rank
@@ -213,7 +285,18 @@ else:
                   {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "bogus"}))
 
 
-def make_case(name, args, code, words, env=None):
+def contents(d):
+    """Each regular file's bytes (links followed), by name."""
+    out = {}
+    for n in os.listdir(d):
+        p = os.path.join(d, n)
+        if os.path.isfile(p):
+            with open(p, "rb") as f:
+                out[n] = f.read()
+    return out
+
+
+def make_case(name, args, code, words, env=None, absent=()):
     def case():
         d = tempdir()
         os.mkdir(os.path.join(d, "dir.csv"))
@@ -222,7 +305,15 @@ def make_case(name, args, code, words, env=None):
             with open(os.path.join(d, ro), "w") as f:
                 f.write("keep\n")
             os.chmod(os.path.join(d, ro), 0o444)
+        shutil.copy(data("base.json"), os.path.join(d, "a.json"))
+        shutil.copy(data("base.json"), os.path.join(d, "new.json"))
+        os.symlink("a.json", os.path.join(d, "soft.json"))
+        os.symlink("a.json", os.path.join(d, "chart.svg"))
+        os.link(os.path.join(d, "a.json"), os.path.join(d, "hard.json"))
+        os.symlink("r.json", os.path.join(d, "l.csv"))
+        os.symlink("g.json", os.path.join(d, "l.env"))
         before = sorted(os.listdir(d))
+        files = contents(d)
         cwd = os.getcwd()
         os.chdir(d)
         try:
@@ -242,9 +333,12 @@ def make_case(name, args, code, words, env=None):
         assert errors, p.stderr
         for w in words:
             assert w in errors[0], f"{w!r} not in {errors[0]!r}"
+        for w in absent:
+            assert w not in p.stderr, f"{w!r} on stderr:\n{p.stderr}"
         if code == 2:
             assert p.stdout == "", f"stdout on a usage error:\n{p.stdout[:500]}"
         assert sorted(os.listdir(d)) == before, f"left behind: {os.listdir(d)}"
+        assert contents(d) == files, "a file changed"
         shutil.rmtree(d)
     case.__name__ = "test_bad_input_" + "".join(c if c.isalnum() else "_" for c in name)
     return case

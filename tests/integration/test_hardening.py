@@ -480,6 +480,37 @@ def test_top_level_version_flag():
     assert p.stdout.startswith("commbench ") and p.stderr == ""
 
 
+def test_check_and_compare_stopped_while_reading_end_with_one_line():
+    # The input is a FIFO with a writer that sends nothing: the command is inside its read
+    # (its handlers long installed) when the signal comes, whatever the machine's speed.
+    base = os.path.join(SOURCE_DIR, "tests", "data", "results", "base.json")
+    for args, sig in ((["compare", base, "FIFO", "--output", "r.md"], signal.SIGINT),
+                      (["check", "--expect", "auto", "FIFO", "--output", "r.json"], signal.SIGTERM),
+                      (["plot", "FIFO", "-o", "r.svg"], signal.SIGHUP)):
+        d = tempdir()
+        fifo = os.path.join(d, "in.jsonl")
+        os.mkfifo(fifo)
+        argv = [COMMBENCH] + [fifo if a == "FIFO" else a for a in args]
+        p = subprocess.Popen(argv, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+        deadline = time.monotonic() + 60
+        while True:  # opens once commbench has opened the read end
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                assert p.poll() is None, p.stderr.read()
+                assert time.monotonic() < deadline, "commbench never opened its input"
+                time.sleep(0.02)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+        os.close(writer)
+        assert p.returncode == 1, (args[0], p.returncode, err)
+        assert err == f"commbench: {args[0]} interrupted by signal {int(sig)} " \
+                      f"({signal.strsignal(sig)})\n", err
+        assert sorted(os.listdir(d)) == ["in.jsonl"], os.listdir(d)
+
+
 if __name__ == "__main__":
     main([test_secret_variables_never_written_whatever_their_case,
           test_jsonl_through_a_link_to_dev_full_fails_naming_the_file,
@@ -506,4 +537,5 @@ if __name__ == "__main__":
           test_table_ends_with_a_summary_per_backend_and_algorithm,
           test_every_record_says_whether_it_had_outliers,
           test_default_backends_are_every_cpu_backend_and_the_header_says_why,
-          test_top_level_version_flag])
+          test_top_level_version_flag,
+          test_check_and_compare_stopped_while_reading_end_with_one_line])

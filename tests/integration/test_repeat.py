@@ -205,7 +205,8 @@ def test_secret_in_launch_prefix_reaches_no_output():
 
 def stop_between_jobs(args, expect):
     """Runs a sweep that waits after its first job (test hook), sends SIGINT there, and checks
-    that it says it was interrupted and leaves no temporary file or directory."""
+    that it says it was interrupted and leaves no temporary file or directory. Returns the
+    directory that holds its outputs, r.json and r.jsonl."""
     d, tmp = tempdir(), tempdir()
     pause = os.path.join(tempdir(), "paused")
     env = dict(os.environ, TMPDIR=tmp, COMMBENCH_TEST_PAUSE_BETWEEN_JOBS=pause,
@@ -228,6 +229,7 @@ def stop_between_jobs(args, expect):
     assert os.listdir(tmp) == [], f"left in TMPDIR: {os.listdir(tmp)}"
     left = [f for f in os.listdir(d) if ".tmp." in f]
     assert not left, f"left behind: {left}"
+    return d
 
 
 def test_signal_between_repetitions_says_so_and_cleans_up():

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import subprocess
 
 from cbtest import RESULT_COLUMNS, Skip, is_openmpi, main, mpi_prefix, run, tempdir
 from test_repeat import stop_between_jobs
@@ -82,6 +83,37 @@ def test_known_faster_setting_is_recommended():
     assert advice and all("COMMBENCH_TEST_FAULT=none" in l for l in advice), p.stderr
     text = open(emit).read()
     assert "COMMBENCH_TEST_FAULT=none" in text.splitlines(), text
+
+
+# Quotes, $(...), backquotes, ';' and '#': a shell must take them as the value, in the comment
+# that names the combination as in its NAME=VALUE line. (No ':' or ',', so no test fault.)
+HOSTILE = "none'$(touch pwn1)\"$(touch pwn2)\"`touch pwn3`;touch pwn4 #\\ x"
+
+
+def test_emitted_env_file_sources_to_exactly_its_values():
+    # As docs/tune.md says to use it: `set -a; . FILE`, in sh and bash. The combination (it
+    # lifts the slow fault) holds every shell metacharacter, in the verdict comment always and,
+    # advised, in its NAME=VALUE line: sourcing runs nothing and sets exactly the value. (A
+    # machine that changed mode between launches makes the verdict inconclusive: then the comment
+    # alone is sourced. A newline is refused at the command line: test_bad_inputs.)
+    d = tempdir()
+    emit = os.path.join(d, "best.env")
+    env = dict(os.environ, COMMBENCH_TEST_FAULT=SLOW)
+    tune(["--env", "COMMBENCH_TEST_FAULT=" + HOSTILE, "--emit-env", emit, "--format", "csv",
+          "--rounds", "5"], sizes=SMALL, check=0, env=env)
+    text = open(emit).read()
+    settings = [l for l in text.splitlines() if not l.startswith("#")]
+    assert "COMMBENCH_TEST_FAULT=" + HOSTILE in text, text  # in the comment, as text
+    assert settings == [] or (len(settings) == 1 and
+                              settings[0].startswith("COMMBENCH_TEST_FAULT=")), text
+    want = HOSTILE if settings else ""
+    for shell in ("sh", "bash"):
+        got = os.path.join(d, "got")
+        source = 'set -a; . ./best.env; set +a; printf %s "$COMMBENCH_TEST_FAULT" > got'
+        subprocess.run([shell, "-c", source], cwd=d, check=True,
+                       env=dict(os.environ, COMMBENCH_TEST_FAULT=""))
+        assert open(got).read() == want, (shell, open(got).read(), text)
+        assert sorted(os.listdir(d)) == ["best.env", "got"], (shell, os.listdir(d), text)
 
 
 def test_invalid_value_fails_only_its_combination():
@@ -166,12 +198,24 @@ def test_interrupted_sweep_marks_its_env_file():
     # Stopped after its first job (test hook): exit 1, and the env file says the grid was cut,
     # names what was not measured and sets nothing.
     emit = os.path.join(tempdir(), "best.env")
-    stop_between_jobs(["tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1", "--env",
-                       "COMMBENCH_UNUSED_KNOB=a,b", "--emit-env", emit], "combinations finished")
+    d = stop_between_jobs(["tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1", "--env",
+                           "COMMBENCH_UNUSED_KNOB=a,b", "--emit-env", emit],
+                          "combinations finished")
     lines = open(emit).read().splitlines()
     assert lines[0].startswith("# INCOMPLETE: the sweep was interrupted by signal 2"), lines
     assert lines[0].count("COMMBENCH_UNUSED_KNOB=") + lines[0].count("baseline") == 2, lines
     assert [l for l in lines if not l.startswith("#")] == [], lines
+    # The .jsonl ends with the incomplete line: check and compare refuse it as they refuse a
+    # cut run's, and --resume still reads it.
+    stream = os.path.join(d, "r.jsonl")
+    last = json.loads(open(stream).read().splitlines()[-1])
+    assert last.get("incomplete") is True and "interrupted by signal 2" in last["reason"], last
+    for args in (["check", "--expect", "auto", stream], ["compare", stream, stream]):
+        p = run(args, check=2)
+        assert "incomplete results" in p.stderr.splitlines()[0], p.stderr
+    p = run(["tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1", "--env",
+             "COMMBENCH_UNUSED_KNOB=a,b", "--resume", stream, "--format", "csv"], check=0)
+    assert "combinations already complete" in p.stderr, p.stderr
 
 
 def test_launch_prefix_passes_the_variables():
@@ -206,6 +250,7 @@ def test_bad_grids_are_usage_errors():
 if __name__ == "__main__":
     main([test_every_combination_reaches_every_rank_and_is_recorded,
           test_known_slower_setting_is_not_recommended, test_known_faster_setting_is_recommended,
+          test_emitted_env_file_sources_to_exactly_its_values,
           test_invalid_value_fails_only_its_combination,
           test_resume_skips_finished_combinations, test_resume_from_another_sweep_is_refused,
           test_documents_on_stdout_parse, test_grid_beyond_the_bound_is_refused,

@@ -111,6 +111,40 @@ TEST(EnvGrid, TomlFileWithStringsAndIntegers) {
   std::remove(path.c_str());
 }
 
+// A value with a control character would end its line in --emit-env's file (a command when
+// sourced): refused naming the variable, the value never shown.
+TEST(EnvGrid, ControlCharactersInValuesAreRefusedUnshown) {
+  for (const std::string value : {"ok\ntouch pwn #", "a\rb", "\x1b[2J", "tab\there", "del\x7f"}) {
+    try {
+      parse_env_axis("NCCL_X=1," + value);
+      ADD_FAILURE() << "accepted a value with a control character";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("--env NCCL_X"), std::string::npos) << what;
+      EXPECT_NE(what.find("control character"), std::string::npos) << what;
+      EXPECT_EQ(what.find(value), std::string::npos) << what;
+    }
+  }
+  std::string path = ::testing::TempDir() + "grid_control.toml";
+  {
+    std::ofstream f(path);
+    f << "[env]\nNCCL_ALGO = [\"Ring\\ntouch pwn\"]\n";
+  }
+  EXPECT_THROW(read_env_grid(path), Error);
+  std::remove(path.c_str());
+  EXPECT_EQ(parse_env_axis("NCCL_X=$(touch pwn);'`x`\"").values.size(), 1u);  // quoted when written
+}
+
+// The refusal names the option by its variable: a value (a secret's) is not repeated.
+TEST(EnvGrid, RefusalsDoNotRepeatTheValues) {
+  try {
+    parse_env_axis("GLOO_AUTH_TOKEN=topsecret1,topsecret2");
+    ADD_FAILURE() << "accepted a secret";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("topsecret"), std::string::npos) << e.what();
+  }
+}
+
 TEST(EnvGrid, MismatchesBetweenRanksAreNamed) {
   auto lines = environment_mismatches(
       {R"({"NCCL_A":"1","NCCL_B":"2"})", R"({"NCCL_A":"1","NCCL_B":"3"})", R"({"NCCL_A":"1"})"});

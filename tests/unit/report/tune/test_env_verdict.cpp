@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 
 #include "report/tune/env_advice.hpp"
 #include "report/tune/env_verdict.hpp"
@@ -153,6 +154,22 @@ TEST(EmitEnv, ACutSweepSaysSoFirstAndSetsNothing) {
             0u)
       << text;
   EXPECT_EQ(text.find("\nNCCL_X=1\n"), std::string::npos) << text;
+}
+
+// A label with a newline (a --resume file's records carry labels as written) stays a comment:
+// every line of the file is a comment or NAME=VALUE.
+TEST(EmitEnv, CommentsCannotBeEndedByTheirText) {
+  EnvChoice c;
+  c.line = "KEEP NCCL_X=ok\ntouch pwn #, its best ...";
+  const std::string keep = emit_env_text(c, {{"NCCL_X", "ok"}});
+  const std::string cut = emit_env_text(c, {{"NCCL_X", "ok"}}, "ended\rby\x1b[2J", {"NCCL_X=a\nb"});
+  for (const std::string& text : {keep, cut}) {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) EXPECT_EQ(line.rfind("# ", 0), 0u) << text;
+    EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  }
+  EXPECT_NE(keep.find("# KEEP NCCL_X=ok\\ntouch pwn #"), std::string::npos) << keep;
 }
 
 }  // namespace
