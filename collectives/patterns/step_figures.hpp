@@ -23,7 +23,7 @@ double communication_us(const StepTimeline& t);
 
 // The communication that did not hide behind compute: step - compute.
 double exposed_us(double step_us, double compute_us);
-// 1 - exposed / communication; empty without communication.
+// 1 - exposed / communication; empty without communication (summarize_steps: or compute).
 std::optional<double> overlap_efficiency(double exposed_us, double comm_us);
 
 // The record's figures and ops from the timed steps (each already its slowest rank's): every

@@ -62,10 +62,11 @@ std::string replay_answer(const ReplayRecord& r) {
                                   ? fmt::format("behind a {} {}", format_time_us(r.compute_us),
                                                 ddp ? "backward" : "forward and backward")
                                   : "with no compute to hide behind";
-  return fmt::format("{} on {} rank{} ({}): {}, {} of {}, {} of it exposed {} (overlap {})",
-                     r.model, r.nranks, r.nranks == 1 ? "" : "s", setting, count,
+  const std::string overlap = r.overlap ? fmt::format(" (overlap {})", percent(r.overlap)) : "";
+  return fmt::format("{} on {} rank{} ({}): {}, {} of {}, {} of it exposed {}{}", r.model,
+                     r.nranks, r.nranks == 1 ? "" : "s", setting, count,
                      format_time_us(r.comm_us), collectives_text(r), format_time_us(r.exposed_us),
-                     compute, percent(r.overlap));
+                     compute, overlap);
 }
 
 void write_replay_table(const ReplayReport& report, std::ostream& out) {

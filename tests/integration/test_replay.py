@@ -56,7 +56,7 @@ def test_without_compute_all_communication_is_exposed():
         assert r["comm_us"] > 0, r
         # The step is its collectives from the first issue to the last completion.
         assert abs(r["exposed_us"] - r["comm_us"]) <= 0.05 * r["comm_us"] + 100, (backend, r)
-        assert r["overlap"] <= 0.05, (backend, r)
+        assert r["overlap"] is None, (backend, r)  # nothing to hide behind
 
 
 def test_behind_a_long_backward_little_communication_is_exposed():

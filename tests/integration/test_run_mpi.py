@@ -124,8 +124,12 @@ def test_json_jsonl_csv_outputs_agree():
             assert name not in open(f).read() and value not in open(f).read(), (name, f)
     assert "--output" in meta["command_line"]
     results = doc["results"]
-    # The table's columns in contract order, then the per-rank times (JSON only).
-    assert all(list(r.keys()) == RESULT_COLUMNS + ["rank_time_us"] for r in results)
+    # The table's columns in contract order, then the per-rank times and, where judged, the
+    # lateness (JSON only).
+    json_only = ["rank_time_us", "lateness"]
+    assert all(list(r.keys())[:len(RESULT_COLUMNS) + 1] == RESULT_COLUMNS + ["rank_time_us"] and
+               list(r.keys())[len(RESULT_COLUMNS):] in (json_only[:1], json_only)
+               for r in results), [list(r.keys()) for r in results]
     csv_rows = parse_csv(open(out[1]).read())
     lines = [json.loads(l) for l in open(out[2])]
     assert len(results) == len(csv_rows) == len(lines) > 0

@@ -20,6 +20,23 @@ TEST(StepFigures, ExposedIsStepMinusComputeAndOverlapIsWhatHid) {
   EXPECT_FALSE(overlap_efficiency(0, 0).has_value());
 }
 
+TEST(StepFigures, NoComputeMeansNoOverlapToReport) {
+  StepProgram p;
+  StepOp op;
+  op.collective = Collective::AllReduce;
+  op.count = 10;
+  op.bytes = 40;
+  p.ops = {op};
+  StepTimeline t;
+  t.step_us = 30;  // host overhead around a 10 us collective, nothing to hide behind
+  t.start_us = {10};
+  t.end_us = {20};
+  ReplayRecord r;
+  summarize_steps(p, {t}, r);
+  EXPECT_DOUBLE_EQ(r.exposed_us, 30);
+  EXPECT_FALSE(r.overlap.has_value());
+}
+
 TEST(StepFigures, SummaryTakesMediansOverSteps) {
   StepProgram p;
   StepOp op;
