@@ -56,9 +56,10 @@ void summarize_steps(const StepProgram& program, const std::vector<StepTimeline>
   out.exposed_us =
       median([](const StepTimeline& s) { return exposed_us(s.step_us, s.compute_us); });
   // Without compute nothing can hide: the step's own host overhead beyond the collectives' time
-  // would read as a large negative share, so there is no overlap to report.
-  out.overlap = out.compute_us > 0 ? overlap_efficiency(out.exposed_us, out.comm_us)
-                                   : std::nullopt;
+  // would read as a large negative share, so there is no overlap to report. The program's
+  // planned compute decides, not the measured one, which a GPU's empty spin kernel makes > 0.
+  out.overlap = program.compute_us() > 0 ? overlap_efficiency(out.exposed_us, out.comm_us)
+                                         : std::nullopt;
   out.ops.clear();
   for (std::size_t i = 0; i < program.ops.size(); ++i) {
     const StepOp& op = program.ops[i];

@@ -29,11 +29,12 @@ TEST(StepFigures, NoComputeMeansNoOverlapToReport) {
   p.ops = {op};
   StepTimeline t;
   t.step_us = 30;  // host overhead around a 10 us collective, nothing to hide behind
+  t.compute_us = 0.3;  // what a GPU's empty spin kernel measures: the program has no compute
   t.start_us = {10};
   t.end_us = {20};
   ReplayRecord r;
   summarize_steps(p, {t}, r);
-  EXPECT_DOUBLE_EQ(r.exposed_us, 30);
+  EXPECT_DOUBLE_EQ(r.exposed_us, 29.7);
   EXPECT_FALSE(r.overlap.has_value());
 }
 
@@ -45,6 +46,7 @@ TEST(StepFigures, SummaryTakesMediansOverSteps) {
   op.bytes = 40;
   op.label = "bucket 0";
   p.ops = {op};
+  p.actions = {{StepAction::Kind::Compute, 100, 0}};
   std::vector<StepTimeline> steps;
   for (double k : {1.0, 3.0, 2.0}) {
     StepTimeline t;
