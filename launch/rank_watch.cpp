@@ -86,7 +86,12 @@ std::map<int, double> RankWatch::stopped() {
     auto e = ended_.find(rank);
     const std::int64_t end = e != ended_.end() ? e->second : now;
     const std::int64_t until = span.until_ns ? span.until_ns : end;
-    if (until - span.since_ns >= 1'000'000'000 && end - until <= 1'000'000'000) {
+    // A stop that ended long before the rank did was not what held the job; one the watch
+    // itself ended (a peer had ended) was, however long the rank then took to end, and so was
+    // one its launcher ended to kill it (Open MPI sends SIGCONT and SIGTERM, then SIGKILL a
+    // second later: a rank that ends in its SIGTERM handler is gone just after that second).
+    if (until - span.since_ns >= 1'000'000'000 &&
+        (span.resumed_here || end - until <= 2'000'000'000)) {
       out[rank] = static_cast<double>(until - span.since_ns) / 1e9;
     }
   }
@@ -106,6 +111,8 @@ void RankWatch::look_for_stopped(const std::map<int, int>& pids, std::int64_t no
       // A peer has ended, so the job has too: the launcher's SIGTERM waits in a stopped
       // process, which would outlive the job; resumed, it ends.
       ::kill(pid, SIGCONT);
+      it->second.until_ns = now;
+      it->second.resumed_here = true;
     } else if (!stopped && it != stops_.end() && it->second.until_ns == 0) {
       it->second.until_ns = now;
     }

@@ -51,6 +51,8 @@ class RankWatch {
   struct StopSpan {
     std::int64_t since_ns = 0;
     std::int64_t until_ns = 0;  // 0: still stopped when last seen
+    // Resumed by the watch once a peer had ended: the stop lasted to the job's end.
+    bool resumed_here = false;
   };
   std::string path_;
   int listen_fd_ = -1;

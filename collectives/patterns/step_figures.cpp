@@ -58,8 +58,8 @@ void summarize_steps(const StepProgram& program, const std::vector<StepTimeline>
   // Without compute nothing can hide: the step's own host overhead beyond the collectives' time
   // would read as a large negative share, so there is no overlap to report. The program's
   // planned compute decides, not the measured one, which a GPU's empty spin kernel makes > 0.
-  out.overlap = program.compute_us() > 0 ? overlap_efficiency(out.exposed_us, out.comm_us)
-                                         : std::nullopt;
+  out.overlap =
+      program.compute_us() > 0 ? overlap_efficiency(out.exposed_us, out.comm_us) : std::nullopt;
   out.ops.clear();
   for (std::size_t i = 0; i < program.ops.size(); ++i) {
     const StepOp& op = program.ops[i];

@@ -28,7 +28,7 @@ TEST(StepFigures, NoComputeMeansNoOverlapToReport) {
   op.bytes = 40;
   p.ops = {op};
   StepTimeline t;
-  t.step_us = 30;  // host overhead around a 10 us collective, nothing to hide behind
+  t.step_us = 30;      // host overhead around a 10 us collective, nothing to hide behind
   t.compute_us = 0.3;  // what a GPU's empty spin kernel measures: the program has no compute
   t.start_us = {10};
   t.end_us = {20};
