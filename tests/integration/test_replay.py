@@ -54,8 +54,11 @@ def test_without_compute_all_communication_is_exposed():
         assert r["compute_us"] == 0, r
         assert r["wrong"] == 0, r
         assert r["comm_us"] > 0, r
-        # The step is its collectives from the first issue to the last completion.
-        assert abs(r["exposed_us"] - r["comm_us"]) <= 0.05 * r["comm_us"] + 100, (backend, r)
+        # Nothing hides: the whole step is exposed, and it holds all of the communication (and
+        # the host's own time around it: 1.5-3.4 ms of a 24-28 ms Gloo step on the test machine,
+        # which is why the two are not compared for equality).
+        assert r["exposed_us"] == r["step_us"], (backend, r)
+        assert r["exposed_us"] >= r["comm_us"] - 1, (backend, r)
         assert r["overlap"] is None, (backend, r)  # nothing to hide behind
 
 
