@@ -140,8 +140,12 @@ struct ResultRecord {
 inline constexpr double kOutlierMeanFactor = 1.5;
 inline constexpr double kOutlierTailFactor = 10;
 bool has_outliers(const ResultRecord& r);
-// outlier_cause's value for slow iterations that ran in timed batches that took page faults.
+// outlier_cause's values: slow iterations that ran in timed batches that took page faults; that
+// ran in batches where a rank's thread was switched out (another thread or process took its
+// core); that ran in batches with neither, recurring through the whole measurement.
 inline constexpr const char* kPageFaultCause = "page faults";
+inline constexpr const char* kPreemptedCause = "preempted";
+inline constexpr const char* kSteadyCause = "in every batch";
 
 // What a row of the field table says beyond its name and type.
 enum RecordFieldFlags : unsigned {

@@ -49,10 +49,12 @@ ResultRecord summarize_repetitions(const std::vector<ResultRecord>& group) {
   s.busbw_GBps = optional_median(group, [](const auto& r) { return r.busbw_GBps; });
   s.fault_bytes = optional_median(group, [](const auto& r) { return r.fault_bytes; });
   // The summary's slow iterations are the launches': their cause where most launches name it.
-  const auto faulted = std::count_if(group.begin(), group.end(),
-                                     [](const auto& r) { return r.outlier_cause == kPageFaultCause; });
-  s.outlier_cause =
-      has_outliers(s) && 2 * faulted > static_cast<long>(group.size()) ? kPageFaultCause : "";
+  std::map<std::string, std::size_t> causes;
+  for (const auto& r : group) ++causes[r.outlier_cause];
+  s.outlier_cause.clear();
+  for (const auto& [cause, n] : causes) {
+    if (has_outliers(s) && !cause.empty() && 2 * n > group.size()) s.outlier_cause = cause;
+  }
   s.imbalance_tax = optional_median(group, [](const auto& r) { return r.imbalance_tax; });
   s.uniform_us = optional_median(group, [](const auto& r) { return r.uniform_us; });
   s.p50_low_us = optional_median(group, [](const auto& r) { return r.p50_low_us; });

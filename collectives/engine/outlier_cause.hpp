@@ -1,6 +1,8 @@
-// What commbench can tell about a case's slow iterations: whether they ran in timed batches that
-// took page faults (memory mapped and first touched inside the timed loop), which the row and the
-// table's warning then name instead of blaming the machine.
+// What commbench can tell about a case's slow iterations, from what it reads around each timed
+// batch: page faults (memory mapped and first touched inside the timed loop), preemption (a
+// rank's thread switched out for another thread or process), or neither while they recur through
+// the whole measurement (the calls themselves are slow at a steady rhythm). The row and the
+// table's warning then name it instead of guessing.
 #pragma once
 
 #include <cstddef>
@@ -9,17 +11,22 @@
 
 namespace cb {
 
-// One timed batch: the per-iteration samples it produced, [first, end), and the bytes any rank
-// page-faulted in while it ran.
+// One timed batch: the per-iteration samples it produced, [first, end), the bytes any rank
+// page-faulted in while it ran, and the times any rank's thread was switched out involuntarily.
 struct BatchFaults {
   std::size_t first = 0, end = 0;
   double fault_bytes = 0;
+  double preemptions = 0;
 };
 
-// kPageFaultCause when more than half of the slow iterations among `samples` (each the max over
-// ranks) lie in batches that faulted, else "". Slow: above 10 x the median where any are, else
-// above 1.5 x it (the has_outliers factors).
+// The cause of the slow iterations among `samples` (each the max over ranks): kPageFaultCause
+// when more than half of them lie in batches that faulted; kPreemptedCause when more than half
+// lie in batches where a rank was preempted; kSteadyCause when most lie in batches with neither
+// and slow iterations recur in at least kSteadyBatchShare of the batches (at least 3); else "".
+// Slow: above 10 x the median where any are, else above 1.5 x it (the has_outliers factors).
 std::string outlier_cause(const std::vector<double>& samples,
                           const std::vector<BatchFaults>& batches);
+
+inline constexpr double kSteadyBatchShare = 0.75;
 
 }  // namespace cb

@@ -118,6 +118,14 @@ double faulted_bytes() {
   return static_cast<double>(u.ru_minflt) * page;
 }
 
+// Times this thread has been switched out involuntarily so far (another thread or process took
+// its core), read around the timed calls only.
+long preemptions() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return u.ru_nivcsw;
+}
+
 // The cases this process has begun to measure, for the test-only fault that lets a rank die
 // after its first N cases whatever order they run in.
 std::uint64_t cases_begun = 0;
@@ -189,6 +197,7 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   timer->reserve(n);
   if (diagnostics_) diagnostics_->audit().before_batch();
   const double faulted_before = faulted_bytes();
+  const long preempted_before = preemptions();
   timer->start();
   // Two loops, so that the one timed whole has nothing in it but the call and the progress. In
   // the stamped one, the stamp after a call is its exit and the next call's entry, unless
@@ -212,6 +221,7 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   comm.complete();
   timer->stop();
   batch_fault_bytes_ = faulted_bytes() - faulted_before;
+  batch_preemptions_ = static_cast<double>(preemptions() - preempted_before);
   if (diagnostics_) diagnostics_->audit().after_batch();
   if (samples) {
     auto s = timer->samples_us();
@@ -322,14 +332,16 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
     const double t =
         run_batch(comm, call, n, timer.get(), apart ? nullptr : &samples, !apart, &stamps);
     double faulted = batch_fault_bytes_;
+    double preempted = batch_preemptions_;
     elapsed += t;
     spent += t;
     if (apart) {
       ++whole_batches;
       spent += run_batch(comm, call, n, timer.get(), &samples, true, &stamps);
       faulted += batch_fault_bytes_;
+      preempted += batch_preemptions_;
     }
-    batch_faults.push_back({first, samples.size(), faulted});
+    batch_faults.push_back({first, samples.size(), faulted, preempted});
   };
   ClockLine clock_line;
   clock_line.before_at_us = clocks_.now_us();
@@ -391,10 +403,18 @@ Measurement Runner::run(Communicator& comm, const Case& c, std::uint64_t case_in
   m.time_us = m.rank_time.max_us;
   {
     // A batch faulted where any rank faulted during it (every rank ran the same batches).
-    std::vector<double> any(batch_faults.size());
-    for (std::size_t i = 0; i < any.size(); ++i) any[i] = batch_faults[i].fault_bytes;
+    // So was it preempted where any rank was switched out during it.
+    const std::size_t n = batch_faults.size();
+    std::vector<double> any(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      any[i] = batch_faults[i].fault_bytes;
+      any[n + i] = batch_faults[i].preemptions;
+    }
     control_.max(any.data(), any.size());
-    for (std::size_t i = 0; i < any.size(); ++i) batch_faults[i].fault_bytes = any[i];
+    for (std::size_t i = 0; i < n; ++i) {
+      batch_faults[i].fault_bytes = any[i];
+      batch_faults[i].preemptions = any[n + i];
+    }
     m.outlier_cause = outlier_cause(samples, batch_faults);
   }
   m.stats = summarize(std::move(samples));

@@ -94,6 +94,7 @@ class Runner {
   std::optional<Case> blocks_for_;
   std::uint64_t progress_ = 0;
   double batch_fault_bytes_ = 0;  // what the last run_batch faulted in while timed, this rank
+  double batch_preemptions_ = 0;  // times this rank's thread was switched out in it, likewise
   std::unique_ptr<TimingDiagnostics> diagnostics_;  // COMMBENCH_DIAGNOSTICS
 };
 

@@ -238,34 +238,43 @@ class TableWriter : public Writer {
     }
   }
 
+  // One line for the cases with outliers, their causes as outlier_cause names them.
   void print_outlier_warning() {
-    std::size_t n = 0, faulted = 0;
+    std::size_t n = 0, faulted = 0, preempted = 0, steady = 0;
     double most_faults = 0;
     for (const auto& r : records_) {
       if (!has_outliers(r)) continue;
       ++n;
-      if (r.outlier_cause != kPageFaultCause) continue;
-      ++faulted;
-      most_faults = std::max(most_faults, r.fault_bytes.value_or(0));
+      faulted += r.outlier_cause == kPageFaultCause ? 1 : 0;
+      preempted += r.outlier_cause == kPreemptedCause ? 1 : 0;
+      steady += r.outlier_cause == kSteadyCause ? 1 : 0;
+      if (r.outlier_cause == kPageFaultCause) {
+        most_faults = std::max(most_faults, r.fault_bytes.value_or(0));
+      }
     }
     if (n == 0) return;
-    const std::string busy =
-        "the machine was busy or ranks moved between cores; pin ranks, raise --min-time, or "
-        "quiet the machine";
-    std::string why = busy;
-    if (faulted > 0) {
-      why = fmt::format(
-          "{} in timed batches that took page faults (up to {} per call, fault_bytes: the "
-          "library or its allocator mapped memory during the calls){}",
-          faulted == n ? "all" : std::to_string(faulted),
-          format_size(static_cast<std::uint64_t>(most_faults)),
-          faulted == n ? "" : fmt::format("; the other {}: {}", n - faulted, busy));
-    }
+    std::vector<std::string> why;
+    auto part = [&](std::size_t k, const std::string& text) {
+      if (k > 0) why.push_back(fmt::format("{} {}", k == n ? "all" : std::to_string(k), text));
+    };
+    part(faulted, fmt::format("in timed batches that took page faults (up to {} per call, "
+                              "fault_bytes: the library or its allocator mapped memory during "
+                              "the calls)",
+                              format_size(static_cast<std::uint64_t>(most_faults))));
+    part(preempted,
+         "in timed batches where a rank was preempted (another process or thread took its core: "
+         "the machine was busy or ranks share cores; pin ranks or quiet the machine)");
+    part(steady,
+         "in every timed batch, with neither (the library's own rhythm, e.g. flow control of "
+         "back-to-back calls: time_us, the mean, is the figure)");
+    part(n - faulted - preempted - steady,
+         "with no cause seen in the process (the host: interrupts, ranks moving between cores; "
+         "pin ranks, raise --min-time, or quiet the machine)");
     out_ << fmt::format(
         "#\n# warning: {} of {} case{} had outliers (mean > {:g} x p50 or p99 > {:g} x p50): "
         "{}\n",
         n, records_.size(), records_.size() == 1 ? "" : "s", kOutlierMeanFactor,
-        kOutlierTailFactor, why);
+        kOutlierTailFactor, fmt::join(why, "; "));
   }
 
   std::ostream& out_;

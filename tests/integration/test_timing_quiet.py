@@ -6,6 +6,8 @@ fixed-iteration run of more than half a second of timed work, so that a watchdog
 build's launcher, and Gloo under the local launcher."""
 import json
 import os
+import subprocess
+import sys
 
 from cbtest import Skip, main, parse_csv, run, tempdir
 
@@ -130,6 +132,25 @@ def test_warm_up_absorbs_the_page_faults_of_a_case_first_calls():
         assert d["warmup_iters"] > 11 and d["warmup_end"] != "faults on every call", d
 
 
+def test_slow_iterations_of_ranks_sharing_their_cores_with_a_hog_are_put_down_to_preemption():
+    # One busy process per CPU: every rank's core has another runnable thread, so the ranks are
+    # switched out for it while timed, and the slow iterations lie in batches where a rank was.
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(os.cpu_count() or 1)]
+    try:
+        p = run(["run", "-B", "mpi", "-c", "allreduce", "-b", "8", "-e", "8", "--min-time",
+                 "0.3", "--no-check", "--progress", "never", "--format", "csv"], np=2, check=0,
+                timeout=120)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    row = parse_csv(p.stdout)[0]
+    assert row["outliers"] == "true", row
+    assert row["outlier_cause"] == "preempted", row
+    assert float(row["fault_bytes"]) == 0, row
+
+
 def test_warm_up_stops_for_a_library_that_faults_on_every_call():
     # Faults on every call at a steady rate are the library's way: the warm-up recognises them
     # and stops, and the case is measured as the library behaves, its faults in fault_bytes.
@@ -143,4 +164,5 @@ if __name__ == "__main__":
     main([test_mpi_ranks_run_alone_while_timed, test_gloo_ranks_run_alone_while_timed,
           test_fast_cases_take_time_us_from_batches_without_a_clock_read,
           test_warm_up_absorbs_the_page_faults_of_a_case_first_calls,
+          test_slow_iterations_of_ranks_sharing_their_cores_with_a_hog_are_put_down_to_preemption,
           test_warm_up_stops_for_a_library_that_faults_on_every_call])

@@ -268,6 +268,33 @@ TEST(TableWriter, WarnsAboutCasesWithOutliers) {
   EXPECT_NE(out.str().find("raise --min-time"), std::string::npos);
 }
 
+TEST(TableWriter, OutlierWarningCountsEachCause) {
+  ResultRecord faulted = sample_record();
+  faulted.p99_us = 121;
+  faulted.outlier_cause = kPageFaultCause;
+  faulted.fault_bytes = 49152;
+  ResultRecord preempted = faulted;
+  preempted.outlier_cause = kPreemptedCause;
+  ResultRecord steady = faulted;
+  steady.outlier_cause = kSteadyCause;
+  ResultRecord unknown = faulted;
+  unknown.outlier_cause = "";
+  std::ostringstream out;
+  auto w = make_table_writer(out);
+  w->begin(sample_meta());
+  for (const auto& r : {faulted, preempted, preempted, steady, unknown}) w->add(r);
+  w->finish();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("# warning: 5 of 5 cases had outliers (mean > 1.5 x p50 or p99 > 10 x p50): "
+                      "1 in timed batches that took page faults (up to 48 KiB per call"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("; 2 in timed batches where a rank was preempted"), std::string::npos);
+  EXPECT_NE(text.find("; 1 in every timed batch, with neither (the library's own rhythm"),
+            std::string::npos);
+  EXPECT_NE(text.find("; 1 with no cause seen in the process"), std::string::npos) << text;
+}
+
 TEST(FileWriter, ExtensionPicksFormatAndBadOnesAreUsageErrors) {
   EXPECT_THROW(check_output_path("results.xlsx"), Error);
   EXPECT_THROW(check_output_path("/nonexistent-dir/x.csv"), Error);
