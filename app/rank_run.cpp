@@ -195,7 +195,8 @@ int run_here(const RunPlan& plan, const ExtraWriter& extra, const RankWork& work
       run.backend_choice = why;
     }
     if (choice.device_memory && !plan.memory_given) run.bo.memory = MemoryKind::Device;
-    check_run_choices({run.backends, run.bo.memory, plan.memory_given, plan.gpus});
+    check_run_choices(
+        {run.backends, run.bo.memory, plan.memory_given, plan.gpus, plan.own_options});
   }
   // A GPU backend's device memory makes -e default to 1 GiB, as --memory device does.
   if (!plan.memory_given && !plan.max_bytes_given && runs_on_gpu(run.backends)) {

@@ -377,7 +377,12 @@ RunPlan plan_run(const RunRequest& rq, const char* jobs_for) {
   check_distinct_outputs(p.outputs, inputs);
   // -B given: each backend's checks of the run's choices now; without -B they are made where
   // the ranks run, once the backends are chosen (rank_run).
-  if (!p.backends.empty()) check_run_choices({p.backends, p.memory, p.memory_given, p.gpus});
+  for (const auto& [name, value] : p.backend_flags) {
+    if (!value.empty()) p.own_options.push_back(name);
+  }
+  if (!p.backends.empty()) {
+    check_run_choices({p.backends, p.memory, p.memory_given, p.gpus, p.own_options});
+  }
   p.job_arguments = run_arguments(rq);
   job_checks(p, jobs_for);
   return p;

@@ -44,6 +44,7 @@ struct RunRequest {
   std::vector<std::string> outputs;
   std::string progress = "auto";
   std::map<std::string, std::string> backend_flags;  // each backend's own, by long name
+  std::vector<std::string> own_options;  // backends' own options given (flags, tune's --emit-*)
   std::string gpus;
   std::string repeat = "1";  // --repeat N: the sweep N times, each a separate launch
   std::string launch;        // --launch 'PREFIX': the user's launcher for each launch
@@ -68,6 +69,7 @@ struct RunPlan {
   // -B as given, duplicates dropped; empty: the default, chosen where the ranks run.
   std::vector<std::string> backends;
   std::map<std::string, std::string> backend_flags;  // each backend's own, by long name
+  std::vector<std::string> own_options;  // backends' own options given (flags, tune's --emit-*)
   RoofInputs roof;                                   // --roof-link-gbps, --roof-host-memory
   // Where the records go.
   std::string format = "table";  // --format (stdout)

@@ -34,6 +34,9 @@ struct RunChoices {
   MemoryKind memory = MemoryKind::Host;
   bool memory_given = false;  // --memory
   int gpus = 1;               // --gpus
+  // The backends' own options given (their flags, tune's --emit-* of their tuning files), by
+  // long name: each belongs to one backend and takes effect only where that backend runs.
+  std::vector<std::string> own_options = {};
 };
 
 // Whether a library moves GPU memory itself (a CUDA-aware MPI), and what it was asked and said.

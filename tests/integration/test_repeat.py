@@ -278,10 +278,15 @@ RELAUNCHED = {
     "--min-bytes": "8", "--max-bytes": "64", "--step-factor": "4", "--step-bytes": "56",
     "--dtypes": "int32", "--ops": "max", "--placement": "in", "--root": "1", "--warmup": "1",
     "--iters": "3", "--min-time": "0.01", "--no-check": None, "--memory": "host",
-    "--nranks": "2", "--timeout": "120", "--gloo-iface": "lo", "--nccl-lib": "/nonexistent/nccl",
-    "--gpus": "1", "--cuda-graph": "2", "--roof-link-gbps": "10",
-    "--roof-host-memory": "5", "--split": "zipf:1", "--split-seed": "5", "--moe-hidden": "64",
+    "--nranks": "2", "--timeout": "120", "--gloo-iface": "lo", "--gpus": "1",
+    "--roof-link-gbps": "10", "--roof-host-memory": "5", "--split": "zipf:1", "--split-seed": "5",
+    "--moe-hidden": "64",
 }
+# nccl's own flags apply only where nccl runs: given with it beside gloo, on device memory (its
+# jobs then fail where no GPU is, after they started with every flag).
+NCCL_RELAUNCHED = dict(RELAUNCHED, **{
+    "--backends": "gloo,nccl", "--memory": "device", "--nccl-lib": "/nonexistent/nccl",
+    "--cuda-graph": "2"})
 SWEEP_ONLY = {"--help", "--format", "--output", "--progress", "--repeat", "--launch"}
 
 
@@ -292,18 +297,18 @@ def long_flags(sub):
             for f in re.findall(r"^\s+(?:-\w,)?(--[\w-]+)", text, re.M)}
 
 
-def flag_args():
+def flag_args(flags=RELAUNCHED):
     args = []
-    for flag, value in RELAUNCHED.items():
+    for flag, value in flags.items():
         args += [flag] if value is None else [flag, value]
     return args
 
 
-def assert_every_job_got_every_flag(log, jobs):
+def assert_every_job_got_every_flag(log, jobs, flags=RELAUNCHED):
     lines = [json.loads(l) for l in open(log)]
     assert len(lines) == jobs, lines
     for job in lines:
-        for flag, value in RELAUNCHED.items():
+        for flag, value in flags.items():
             assert flag in job, (flag, job)
             if value is not None:
                 assert job[job.index(flag) + 1] == value, (flag, job)
@@ -312,7 +317,8 @@ def assert_every_job_got_every_flag(log, jobs):
 def test_every_run_flag_reaches_each_job():
     # A flag added to `run` without a value here fails first: every flag is walked.
     flags = long_flags("run")
-    assert flags == set(RELAUNCHED) | SWEEP_ONLY, flags ^ (set(RELAUNCHED) | SWEEP_ONLY)
+    want = set(NCCL_RELAUNCHED) | SWEEP_ONLY
+    assert flags == want, flags ^ want
     d = tempdir()
     log = os.path.join(d, "jobs.log")
     run(["run", *flag_args(), "--repeat", "2"], env={"COMMBENCH_TEST_JOB_LOG": log}, check=0)
@@ -321,6 +327,10 @@ def test_every_run_flag_reaches_each_job():
     run(["tune", *flag_args(), "--env", "GLOO_RELAUNCH_PROBE=1", "--rounds", "2"],
         env={"COMMBENCH_TEST_JOB_LOG": log}, check=0)
     assert_every_job_got_every_flag(log, 4)  # the baseline and the one combination, 2 rounds
+    log = os.path.join(d, "nccl-jobs.log")
+    run(["run", *flag_args(NCCL_RELAUNCHED), "--repeat", "2"],
+        env={"COMMBENCH_TEST_JOB_LOG": log})
+    assert_every_job_got_every_flag(log, 1, NCCL_RELAUNCHED)  # no such NCCL: it ends there
 
 
 if __name__ == "__main__":
