@@ -258,16 +258,19 @@ int tune_env_grid(const RunPlan& plan, const TunePlan& tp) {
                              st.skipped, m, tp.resume);
   }
   // A cut sweep's streams end with the incomplete line (check and compare refuse them; --resume
-  // reads them); its summaries still hold what finished.
+  // reads them); its summaries still hold what finished, their meta marked the same way.
+  std::string cut;
   if (st.interrupted) {
-    sweep.abandon(1, fmt::format("interrupted by signal {} ({}); {} of {} combinations finished",
-                                 st.interrupted, ::strsignal(st.interrupted), st.finished, m));
+    cut = fmt::format("interrupted by signal {} ({}); {} of {} combinations finished",
+                      st.interrupted, ::strsignal(st.interrupted), st.finished, m);
+    sweep.abandon(1, cut);
   }
   // The summaries' environment is the baseline's: the environment as it is.
   auto results = sweep.finish(!st.interrupted, [&](RunMeta& meta) {
     meta.environment = steering_environment();
     meta.environment_mismatch.clear();
     meta.env_failures = st.failures;
+    if (!cut.empty()) meta.incomplete = {{"exit_code", 1}, {"reason", cut}};
   });
   if (!results.empty()) advise(results, grid, tp, st);
   if (st.interrupted) {

@@ -343,6 +343,7 @@ void to_json(json& j, const RunMeta& m) {
   if (!m.backend_choice.empty()) j["backend_choice"] = m.backend_choice;
   j["environment_mismatch"] = m.environment_mismatch;
   if (!m.env_failures.empty()) j["env_failures"] = m.env_failures;
+  if (!m.incomplete.is_null()) j["incomplete"] = m.incomplete;
   if (!m.launches.empty()) j["launches"] = m.launches;
   if (!m.split.is_null()) j["split"] = m.split;
   if (m.straggler) {
@@ -389,6 +390,7 @@ void from_json(const json& j, RunMeta& m) {
   m.nnodes = integer("nnodes");
   m.ranks_per_node = integer("ranks_per_node");
   m.repetitions = integer("repetitions");
+  if (auto it = j.find("incomplete"); it != j.end() && it->is_object()) m.incomplete = *it;
   m.hosts.clear();
   if (auto it = j.find("hosts"); it != j.end() && it->is_array()) {
     for (const auto& h : *it) {

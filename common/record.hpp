@@ -257,6 +257,9 @@ struct RunMeta {
   std::vector<std::string> environment_mismatch;
   // `tune --env`: combinations whose job failed, "LABEL: reason" (JSON only, when any).
   std::vector<std::string> env_failures;
+  // A summary written by a sweep that did not end (an interrupted `tune --env`): {"exit_code",
+  // "reason"} as on a stream's incomplete line; null for a whole run. Readers refuse to judge it.
+  nlohmann::json incomplete;
   // Each launch's control measurement (one for a single launch, one per repetition of --repeat).
   std::vector<LaunchControl> launches;
   // The straggler judgement of a single launch with more than one rank; empty otherwise (a

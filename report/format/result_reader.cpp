@@ -50,6 +50,20 @@ ResultRecord record_from_json(const json& j, const std::string& place) {
   return with_place(place, [&] { return j.get<ResultRecord>(); });
 }
 
+// "PLACE: the run that wrote it ended with exit N (REASON)" from an incomplete mark.
+std::string incomplete_mark(const json& j, const std::string& place) {
+  auto code = j.find("exit_code");
+  auto reason = j.find("reason");
+  std::string text = fmt::format("{}: the run that wrote it failed", place);
+  if (code != j.end() && code->is_number_integer()) {
+    text += fmt::format(" with exit {}", code->get<int>());
+  }
+  if (reason != j.end() && reason->is_string() && !reason->get<std::string>().empty()) {
+    text += fmt::format(" ({})", reason->get<std::string>());
+  }
+  return text;
+}
+
 void read_document(std::string_view text, ResultFile& file) {
   json doc = parse_json(text, file.path);
   if (!doc.is_object()) usage_error("{}: top level is not a JSON object: {}", file.path, kAccepted);
@@ -68,26 +82,15 @@ void read_document(std::string_view text, ResultFile& file) {
   if (auto meta = doc.find("meta"); meta != doc.end() && !meta->is_null()) {
     file.meta_json = *meta;
     file.meta = with_place(file.path, [&] { return meta->get<RunMeta>(); });
+    if (!file.meta->incomplete.is_null()) {
+      file.incomplete = incomplete_mark(file.meta->incomplete, "meta.incomplete");
+    }
   }
   std::size_t index = 0;
   for (const auto& r : *results) {
     file.records.push_back(record_from_json(r, fmt::format("{}: result {}", file.path, index)));
     ++index;
   }
-}
-
-// "PLACE: the run that wrote it ended with exit N (REASON)" from an incomplete mark.
-std::string incomplete_mark(const json& j, const std::string& place) {
-  auto code = j.find("exit_code");
-  auto reason = j.find("reason");
-  std::string text = fmt::format("{}: the run that wrote it failed", place);
-  if (code != j.end() && code->is_number_integer()) {
-    text += fmt::format(" with exit {}", code->get<int>());
-  }
-  if (reason != j.end() && reason->is_string() && !reason->get<std::string>().empty()) {
-    text += fmt::format(" ({})", reason->get<std::string>());
-  }
-  return text;
 }
 
 void read_lines(std::string_view text, ResultFile& file) {

@@ -213,6 +213,14 @@ def test_interrupted_sweep_marks_its_env_file():
     for args in (["check", "--expect", "auto", stream], ["compare", stream, stream]):
         p = run(args, check=2)
         assert "incomplete results" in p.stderr.splitlines()[0], p.stderr
+    # The .json summary holds what finished, its meta marked the same way: refused likewise.
+    summary = os.path.join(d, "r.json")
+    mark = json.load(open(summary))["meta"]["incomplete"]
+    assert mark["exit_code"] == 1 and "interrupted by signal 2" in mark["reason"], mark
+    for args in (["check", "--expect", "auto", summary], ["compare", summary, summary]):
+        p = run(args, check=2)
+        assert p.stderr.startswith(f"commbench: {summary}: incomplete results: meta.incomplete: "
+                                   "the run that wrote it failed with exit 1"), p.stderr
     p = run(["tune", "-B", "mpi", "-N", "2", *SIZES, "--rounds", "1", "--env",
              "COMMBENCH_UNUSED_KNOB=a,b", "--resume", stream, "--format", "csv"], check=0)
     assert "combinations already complete" in p.stderr, p.stderr
