@@ -132,9 +132,10 @@ std::string gpu_backend_names() {
   return fmt::format("{}", fmt::join(names, " or "));
 }
 
-// `--launch ''` would read as no --launch at all and run here, not under the launcher meant.
+// `--launch ' '` would read as no --launch at all and run here, not under the launcher meant
+// (an empty value is refused by the rule for every option).
 std::string empty_prefix(const std::string& value) {
-  if (value.find_first_not_of(" \t\n") != std::string::npos) return {};
+  if (value.empty() || value.find_first_not_of(" \t\n") != std::string::npos) return {};
   return "an empty launcher prefix: expected e.g. 'mpirun -np 4' or 'srun -N 2'";
 }
 

@@ -97,7 +97,7 @@ CASES = [
     ("tune resume of another sweep", ["tune"] + MPI2[1:] + ["--env", "NCCL_X=1", "--resume",
                                                             data("base.json")], 2,
      ["--resume", "holds another sweep's results", "collectives"]),
-    ("launch empty", RUN + ["--launch", ""], 2, ["--launch", "empty launcher prefix"]),
+    ("launch empty", RUN + ["--launch", ""], 2, ["invalid --launch ''", "an empty value"]),
     ("launch blank under tune", ["tune", "-c", "allreduce", "-e", "64", "--launch", "  "], 2,
      ["--launch", "empty launcher prefix"]),
     ("launch program missing", RUN + ["--launch", "mpirun-nonexistent -np 2"], 2,
