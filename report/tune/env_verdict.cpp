@@ -76,9 +76,13 @@ std::string gain_x_text(double gain) {
   return gain < 100 && gain >= 0.1 ? fmt::format("{:.2f}x", gain) : fmt::format("{:.3g}x", gain);
 }
 
+// Beyond a factor of 1000 either way a bound says only that the launches were too few or too
+// scattered to bound the gain (2 v 2 launches give t's 99 % quantile at 1 degree of freedom).
 std::string gain_bound_text(const EnvVerdict& v) {
   if (v.ratio.low <= 0 || v.ratio.high <= 0) return "-";
-  return gain_x_text(1 / v.ratio.high) + "-" + gain_x_text(1 / v.ratio.low);
+  const double least = 1 / v.ratio.high, most = 1 / v.ratio.low;
+  if (least < 1e-3 || most > 1e3) return "unbounded: beyond 0.001x-1000x";
+  return gain_x_text(least) + "-" + gain_x_text(most);
 }
 
 std::string env_gain_text(const EnvVerdict& v) {

@@ -31,6 +31,18 @@ TEST(EnvVerdict, TwiceAsFastBeyondTheNoiseIsAdvised) {
   EXPECT_DOUBLE_EQ(v.floor, 1.02);
 }
 
+TEST(EnvVerdict, ABoundBeyondAThousandfoldSaysItIsUnbounded) {
+  EnvVerdict v;
+  v.ratio.low = 0.5;
+  v.ratio.high = 2;
+  EXPECT_EQ(gain_bound_text(v), "0.50x-2.00x");
+  v.ratio.low = 1.36e-5;  // 2 v 2 scattered launches: t(0.995; 1) = 63.66
+  v.ratio.high = 7.9e4;
+  EXPECT_EQ(gain_bound_text(v), "unbounded: beyond 0.001x-1000x");
+  v.ratio.low = 0.5;  // one side alone beyond is enough
+  EXPECT_EQ(gain_bound_text(v), "unbounded: beyond 0.001x-1000x");
+}
+
 TEST(EnvVerdict, OnePercentFasterWithinTheNoiseKeepsTheCurrentEnvironment) {
   // ratio 0.99: the interval 0.918297-1.067302 reaches past 1 / 1.02 = 0.980392.
   EnvVerdict v = judge_env(three(100), three(99), 0.02, 1);
