@@ -93,35 +93,47 @@ void read_document(std::string_view text, ResultFile& file) {
   }
 }
 
-void read_lines(std::string_view text, ResultFile& file) {
-  std::istringstream in{std::string(text)};
-  std::string line;
+// Calls each(line) for every line of `text` (without its '\n'), in place: a result file of
+// hundreds of megabytes is held once, not copied into a stream.
+template <typename F>
+void for_each_line(std::string_view text, F each) {
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    each(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+}
+
+// Reads .jsonl records from the lines `for_each` hands over (from text in memory, or from the
+// file itself, so that a file of hundreds of megabytes is never held whole).
+template <typename ForEach>
+void read_lines(ForEach for_each, ResultFile& file) {
   int number = 0;
-  while (std::getline(in, line)) {
+  for_each([&](std::string_view line) {
     ++number;
-    if (blank(line)) continue;
+    if (blank(line)) return;
     std::string place = fmt::format("{}:{}", file.path, number);
     json j = parse_json(line, place);
     if (j.is_object() && j.contains(kIncompleteKey)) {
       file.incomplete = incomplete_mark(j, place);
-      continue;
+      return;
     }
     if (j.is_object() && j.contains("schema")) {
       usage_error("{}: a JSON document where one record per line was expected: {}", place,
                   kAccepted);
     }
     file.records.push_back(record_from_json(j, place));
-  }
+  });
 }
 
-void read_csv(std::string_view text, ResultFile& file) {
-  std::istringstream in{std::string(text)};
-  std::string line;
+template <typename ForEach>
+void read_csv(ForEach for_each, ResultFile& file) {
   int number = 0;
   bool header = false;
-  while (std::getline(in, line)) {
+  for_each([&](std::string_view line) {
     ++number;
-    if (blank(line)) continue;
+    if (blank(line)) return;
     std::vector<std::string> fields = csv_split(line);
     if (!header) {
       if (!result_csv_header(fields)) {
@@ -129,11 +141,12 @@ void read_csv(std::string_view text, ResultFile& file) {
                     file.path, number, kAccepted);
       }
       header = true;
-      continue;
+      return;
     }
     std::string place = fmt::format("{}:{}", file.path, number);
     file.records.push_back(record_from_fields(fields, place));
-  }
+  });
+  if (!header) usage_error("{}: file is empty: {}", file.path, kAccepted);
 }
 
 std::string format_of(const std::string& path, std::string_view text) {
@@ -158,12 +171,13 @@ ResultFile parse_result_text(std::string_view text, const std::string& path) {
   ResultFile file;
   file.path = path;
   file.format = format_of(path, text);
+  auto lines = [&](auto each) { for_each_line(text, each); };
   if (file.format == "json") {
     read_document(text, file);
   } else if (file.format == "jsonl") {
-    read_lines(text, file);
+    read_lines(lines, file);
   } else {
-    read_csv(text, file);
+    read_csv(lines, file);
   }
   return file;
 }
@@ -175,10 +189,35 @@ ResultFile read_result_file(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) usage_error("cannot read result file '{}': {}", path, std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) usage_error("cannot read result file '{}': {}", path, std::strerror(errno));
-  return parse_result_text(text.str(), path);
+  auto failed = [&] {
+    if (in.bad()) usage_error("cannot read result file '{}': {}", path, std::strerror(errno));
+  };
+  // .jsonl and .csv a line at a time: only their records are held, never the whole text.
+  if (ends_with(path, ".jsonl") || ends_with(path, ".csv")) {
+    ResultFile file;
+    file.path = path;
+    file.format = ends_with(path, ".csv") ? "csv" : "jsonl";
+    auto lines = [&](auto each) {
+      for (std::string line; std::getline(in, line);) each(std::string_view(line));
+      failed();
+    };
+    if (file.format == "csv") {
+      read_csv(lines, file);
+    } else {
+      read_lines(lines, file);
+      // Every line blank (any other line is a record, the mark, or an error).
+      if (file.records.empty() && file.incomplete.empty()) {
+        usage_error("{}: file is empty: {}", path, kAccepted);
+      }
+    }
+    return file;
+  }
+  // Straight into one string (a stream's buffer and its copy would hold the file twice).
+  std::string text;
+  char block[1 << 16];
+  while (in.read(block, sizeof block) || in.gcount() > 0) text.append(block, in.gcount());
+  failed();
+  return parse_result_text(text, path);
 }
 
 void require_complete(const ResultFile& file, std::string_view what) {
