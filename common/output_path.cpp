@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/temp_files.hpp"
 
@@ -24,11 +25,19 @@ std::string output_target(const std::string& path) {
 
 namespace {
 
-// Creates and removes the temporary file the output will be written through, so that a
-// directory nobody may write (even root: a read-only mount, /sys) is refused here, by the
-// commbench the user started, rather than by a rank after the launch.
+// Creates the unnamed file the output will be written through (or, where the file system has
+// none, creates and removes its temporary name), so that a directory nobody may write (even root:
+// a read-only mount, /sys) is refused here, by the commbench the user started, rather than by a
+// rank after the launch.
 void check_can_create_beside(const std::string& path) {
-  const std::string probe = output_target(path) + temp_suffix();
+  const std::string target = output_target(path);
+  if (int fd = open_unnamed_beside(target); fd >= 0) {
+    ::close(fd);
+    return;
+  } else if (!unnamed_files_refused(errno)) {
+    usage_error("cannot write output '{}': {}", path, std::strerror(errno));
+  }
+  const std::string probe = target + temp_suffix();
   int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) {
     if (errno == EEXIST) return;  // not ours to remove; the writer replaces it

@@ -11,6 +11,7 @@ import tempfile
 import time
 
 from cbtest import COMMBENCH, SOURCE_DIR, Skip, main, mpi_prefix, parse_csv, run, tempdir
+from test_orphans import descendants
 
 QUICK = ["-c", "allreduce", "-e", "64", "--min-time", "0.002"]
 SECRETS = {"UCX_api_key": "k1-value", "GLOO_Token": "t1-value", "COMMBENCH_ApiKey": "a1-value",
@@ -37,6 +38,25 @@ def expect(p, code, *needles):
 
 def temp_leftovers(directory):
     return [f for f in os.listdir(directory) if ".tmp." in f]
+
+
+def files_open_in(root, directory):
+    """The files `root` and the processes under it hold open in `directory`: how a test sees that
+    rank 0 has opened its outputs, which have no name until committed ('#123 (deleted)')."""
+    held = []
+    for pid in [root] + descendants(root):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith(directory + "/"):
+                held.append(target)
+    return held
 
 
 def is_root():
@@ -222,9 +242,9 @@ def interrupt_a_hanging_run(backend_args, signals):
                                 output_args(outputs_in(d)),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         deadline = time.time() + 60
-        while not temp_leftovers(d) and time.time() < deadline:  # rank 0 has opened its outputs
+        while not files_open_in(proc.pid, d) and time.time() < deadline:  # rank 0 opened them
             time.sleep(0.05)
-        assert temp_leftovers(d), "rank 0 never opened its outputs"
+        assert files_open_in(proc.pid, d), "rank 0 never opened its outputs"
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 1, (proc.returncode, err)
@@ -393,7 +413,7 @@ def test_ranks_are_named_commbench_in_ps():
                              "--output", os.path.join(d, "r.csv")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.time() + 60
-    while not temp_leftovers(d) and time.time() < deadline:
+    while not files_open_in(proc.pid, d) and time.time() < deadline:
         time.sleep(0.05)
     children = subprocess.run(["ps", "-o", "comm=", "--ppid", str(proc.pid)],
                               capture_output=True, text=True).stdout.split()
