@@ -257,6 +257,123 @@ def test_no_temporary_files_after_an_interrupt():
     interrupt_a_hanging_run(["-B", "gloo"], (signal.SIGINT, signal.SIGTERM))
 
 
+SUMMARIES = ("r.json", "r.csv", "r.gbench.json", "r.md")
+
+
+def earlier_outputs(d):
+    """The complete outputs of an earlier run in `d` (the summaries and r.jsonl): name -> bytes."""
+    run(["run", "-B", "gloo"] + QUICK + output_args([os.path.join(d, n)
+                                                     for n in SUMMARIES + ("r.jsonl",)]))
+    return {n: open(os.path.join(d, n), "rb").read() for n in os.listdir(d)}
+
+
+def assert_only_complete_files(d, earlier, what):
+    """Nothing in `d` but complete files: the summaries as the earlier run wrote them (a new one
+    appears whole or not at all) and a .jsonl of whole records (written as the run goes)."""
+    assert sorted(os.listdir(d)) == sorted(earlier), f"{what}: {sorted(os.listdir(d))}"
+    for n in SUMMARIES:
+        assert open(os.path.join(d, n), "rb").read() == earlier[n], f"{what}: {n} changed"
+    text = open(os.path.join(d, "r.jsonl")).read()
+    assert text.endswith("\n"), f"{what}: r.jsonl ends part way: {text[-80:]!r}"
+    for line in text.splitlines():
+        json.loads(line)
+
+
+def sigkill_mid_run(args, d, victim, ready, env=None):
+    """Starts commbench with the outputs in `d`, waits until `ready(process)` (the run is under
+    way, its outputs open), SIGKILLs `victim(process)` and waits for everything it started to
+    end. Returns the process (ended) and its stderr."""
+    from test_orphans import assert_all_end
+    paths = [os.path.join(d, n) for n in SUMMARIES + ("r.jsonl",)]
+    proc = subprocess.Popen([COMMBENCH] + args + output_args(paths), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, CUDA_VISIBLE_DEVICES="", **(env or {})))
+    deadline = time.time() + 120
+    while not ready(proc):
+        assert proc.poll() is None, f"ended early: {proc.communicate()[1]}"
+        assert time.time() < deadline, "the run never got under way"
+        time.sleep(0.05)
+    started = descendants(proc.pid)
+    os.kill(victim(proc), signal.SIGKILL)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert_all_end(started, "after the SIGKILL")
+    return proc, err
+
+
+def test_sigkill_leaves_no_temporary_file_beside_the_outputs():
+    """SIGKILL, which nothing can catch, of the commbench the user started or of rank 0, with
+    every kind of output and --repeat: the directory holds only complete files, never a
+    *.tmp.PID (the outputs have no name until committed)."""
+    d, tmp = tempdir(), tempdir()
+    earlier = earlier_outputs(d)
+    pause = os.path.join(tempdir(), "paused")
+    hang = {"COMMBENCH_TEST_FAULT": "hang:1", "TMPDIR": tmp}
+    between_jobs = {"COMMBENCH_TEST_PAUSE_BETWEEN_JOBS": pause, "TMPDIR": tmp}
+
+    def rank_0(proc):  # the rank that holds the outputs open
+        return next(pid for pid in descendants(proc.pid) if files_open_in(pid, d)
+                    and pid != proc.pid)
+
+    def rank_0_writing(proc):
+        try:
+            return rank_0(proc) > 0
+        except StopIteration:
+            return False
+
+    quick = ["-c", "allreduce", "-e", "64", "--min-time", "0.002", "--timeout", "60"]
+    # The parent of the ranks, then rank 0 itself, while rank 1 hangs.
+    for victim, what in ((lambda proc: proc.pid, "the local launcher"), (rank_0, "rank 0")):
+        p, err = sigkill_mid_run(["run", "-B", "gloo", "-N", "2"] + quick, d, victim,
+                                 rank_0_writing, hang)
+        if what == "rank 0":
+            assert p.returncode == 1, f"exit {p.returncode}\n{err}"
+            assert err.startswith("commbench: rank 0 was killed by signal 9"), err
+        assert_only_complete_files(d, earlier, f"SIGKILL of {what}")
+    # A sweep after its first job: its summaries are open in the commbench the user started.
+    for args in (["run", "-B", "gloo", "-N", "2"] + quick + ["--repeat", "3"],
+                 ["tune", "-B", "gloo", "-N", "2"] + quick + ["--env", "GLOO_X=1,2,3"]):
+        if os.path.exists(pause):
+            os.remove(pause)
+        sigkill_mid_run(args, d, lambda proc: proc.pid,
+                        lambda proc: os.path.exists(pause) and len(files_open_in(proc.pid, d)) >= 4,
+                        between_jobs)
+        assert_only_complete_files(d, earlier, f"SIGKILL of {args[0]} {args[-2]}")
+    shutil.rmtree(d)
+
+
+def test_the_named_fallback_leaves_no_temporary_file_after_a_rank_dies():
+    """Where the file system refuses unnamed files (injected), the outputs are written through
+    FILE.tmp.PID: a timeout, an interrupt and a rank killed outright (the commbench that started
+    it removes the name) leave none of them."""
+    d = tempdir()
+    env = {"COMMBENCH_TEST_NO_TMPFILE": "1"}
+    p = run(["run", "-B", "gloo", "-c", "allreduce", "-e", "64"] + output_args(outputs_in(d)),
+            env=dict(env, COMMBENCH_TEST_FAULT="die:0"))
+    assert p.returncode == 1, p.stderr
+    assert os.listdir(d) == [], os.listdir(d)
+    p = run(["run", "-B", "gloo", "-c", "allreduce", "-e", "64", "--timeout", "2"] +
+            output_args(outputs_in(d)), env=dict(env, COMMBENCH_TEST_FAULT="hang:1"))
+    expect(p, 4, "timeout")
+    assert os.listdir(d) == [], os.listdir(d)
+    proc = subprocess.Popen([COMMBENCH, "run", "-B", "gloo", "-c", "allreduce", "-e", "64",
+                             "--timeout", "60"] + output_args(outputs_in(d)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, COMMBENCH_TEST_FAULT="hang:1", **env))
+    deadline = time.time() + 60
+    while len(temp_leftovers(d)) < 4 and time.time() < deadline:  # named from the start
+        time.sleep(0.05)
+    assert len(temp_leftovers(d)) == 4, os.listdir(d)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and "interrupted by signal" in err, err
+    assert os.listdir(d) == [], os.listdir(d)
+    shutil.rmtree(d)
+
+
 # --- values and paths checked before anything runs ---------------------------------------------
 
 def test_values_out_of_range_are_usage_errors():
@@ -541,6 +658,8 @@ if __name__ == "__main__":
           test_no_temporary_files_after_timeout,
           test_no_temporary_files_after_rank_0_dies,
           test_no_temporary_files_after_an_interrupt,
+          test_sigkill_leaves_no_temporary_file_beside_the_outputs,
+          test_the_named_fallback_leaves_no_temporary_file_after_a_rank_dies,
           test_values_out_of_range_are_usage_errors,
           test_output_paths_that_cannot_be_written_are_refused_up_front,
           test_an_output_link_is_written_through,
