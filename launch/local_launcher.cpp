@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "launch/progress_relay.hpp"
 #include "launch/rank_exits.hpp"
 #include "launch/rank_status.hpp"
+#include "launch/rank_watch.hpp"
 #include "launch/stop_signals.hpp"
 #include "launch/temp_dir.hpp"
 
@@ -39,7 +41,7 @@ struct RankProgress {
 };
 
 pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks, const std::string& dir,
-                 pid_t launcher, const RankProgress& progress) {
+                 const std::string& watch, pid_t launcher, const RankProgress& progress) {
   static const std::string exe = own_executable();  // so ps names the ranks commbench
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -55,6 +57,7 @@ pid_t start_rank(const std::vector<std::string>& args, int rank, int nranks, con
   ::setenv(kLocalSizeEnv, size_s.c_str(), 1);
   ::setenv(kLocalStoreEnv, dir.c_str(), 1);
   ::setenv(kRankStatusEnv, dir.c_str(), 1);
+  if (!watch.empty()) ::setenv(kRankWatchEnv, watch.c_str(), 1);
   if (!progress.socket.empty()) ::setenv(kProgressEnv, progress.socket.c_str(), 1);
   if (progress.stderr_fd >= 0) ::dup2(progress.stderr_fd, STDERR_FILENO);
   if (progress.stdout_fd >= 0) ::dup2(progress.stdout_fd, STDOUT_FILENO);
@@ -89,6 +92,9 @@ int run_local_ranks(const LocalLaunchOptions& o) {
   using Clock = std::chrono::steady_clock;
   TempDir dir;
   dir.check_writable("rendezvous");
+  // Sees a rank stopped (SIGSTOP, a debugger) so that the timeout names it, not the rank that
+  // waited for it, and resumes it once a peer has ended so that the stop below ends it.
+  RankWatch watch(dir.path());
   StopSignals signals;
   std::optional<ProgressRelay> relay;
   RankProgress rank_progress;
@@ -118,7 +124,7 @@ int run_local_ranks(const LocalLaunchOptions& o) {
 
   for (int r = 0; r < o.nranks; ++r) {
     try {
-      pid_t pid = start_rank(o.args, r, o.nranks, dir.path(), self, rank_progress);
+      pid_t pid = start_rank(o.args, r, o.nranks, dir.path(), watch.path(), self, rank_progress);
       running[pid] = r;
     } catch (const Error&) {
       signal_all(SIGKILL);
@@ -176,7 +182,10 @@ int run_local_ranks(const LocalLaunchOptions& o) {
     runtime_error("interrupted by signal {} ({}); ranks stopped", sig, ::strsignal(sig));
   }
   attach_rank_messages(dir.path(), exits, reaped_ns);
-  const int code = report_rank_verdict(exits);
+  const bool failed = std::any_of(exits.begin(), exits.end(),
+                                  [](const RankExit& e) { return e.signaled || e.code != 0; });
+  if (failed) watch.wait_for_all_ended(std::chrono::seconds(2));
+  const int code = report_rank_verdict(exits, watch.stopped());
   if (code == 0 && !stdout_error.empty()) runtime_error("{}", stdout_error);
   return code;
 }

@@ -275,10 +275,10 @@ std::int64_t status_clock_ns() noexcept {
   return wall_clock_ns();
 }
 
-int report_rank_verdict(const std::vector<RankExit>& exits) {
+int report_rank_verdict(const std::vector<RankExit>& exits, const std::map<int, double>& stopped) {
   // One line, the first cause; what the other ranks said is their reaction to it (a peer's
   // "Connection reset by peer") and is not shown.
-  RunVerdict v = judge(exits);
+  const RunVerdict v = name_stopped_rank(judge(exits), exits, stopped, {});
   if (v.exit_code != 0 && !v.message.empty()) {
     std::fprintf(stderr, "commbench: %s\n", v.message.c_str());
   }

@@ -66,7 +66,9 @@ void attach_rank_messages(const std::string& dir, std::vector<RankExit>& exits,
 std::int64_t status_clock_ns() noexcept;
 
 // The run's exit code from the ranks' ends; prints the one line naming the first cause (the
-// peers' consequential errors are not shown).
-int report_rank_verdict(const std::vector<RankExit>& exits);
+// peers' consequential errors are not shown): a rank seen stopped up to its end (`stopped`,
+// RankWatch::stopped) rather than the peer that timed out waiting for it (name_stopped_rank).
+int report_rank_verdict(const std::vector<RankExit>& exits,
+                        const std::map<int, double>& stopped = {});
 
 }  // namespace cb

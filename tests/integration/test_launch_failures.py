@@ -1,7 +1,7 @@
 """Launches that go wrong, through the real binary: a rank stopped with SIGSTOP is named in the
-timeout line (rank 0 too: the commbench that started the ranks speaks for it), a launcher that
-never starts its ranks is stopped at the start-up bound, hydra's banner about a dead rank stays
-off stdout, and an MPI start-up error's own words reach the first line of tune --env's warning.
+timeout line (rank 0 too: the commbench that started the ranks speaks for it; under mpirun,
+--launch and the local launcher), a launcher that never starts its ranks is stopped at the
+start-up bound, hydra's banner about a dead rank stays off stdout, and an MPI start-up error's own words reach the first line of tune --env's warning.
 Exit codes, first stderr lines, files and processes left."""
 import os
 import signal
@@ -26,7 +26,7 @@ def ranks_of(root):
         except OSError:
             continue
         env = env_of(pid)
-        for var in (b"OMPI_COMM_WORLD_RANK", b"PMI_RANK"):
+        for var in (b"OMPI_COMM_WORLD_RANK", b"PMI_RANK", b"COMMBENCH_LOCAL_RANK"):
             if var in env:
                 ranks.setdefault(int(env[var]), pid)  # the rank, not a child of it
     return ranks
@@ -40,19 +40,19 @@ def start(args, extra_env=None):
                             stderr=subprocess.PIPE, text=True)
 
 
-def stop_rank_and_wait(args, rank):
-    """Starts a long run, SIGSTOPs `rank` once both ranks run, and returns (process, stderr,
-    pids of the ranks)."""
+def stop_rank_and_wait(args, rank, nranks=2):
+    """Starts a long run, SIGSTOPs `rank` once all `nranks` ranks run, and returns (process,
+    stderr, pids of the ranks)."""
     p = start(args)
     deadline = time.monotonic() + 120
     ranks, seen = {}, {}
-    # The same two ranks 1.5 s apart: in the timed loop of the long case (a first run on a
-    # machine starts a short job of its own before it, to measure host memory).
-    while len(ranks) < 2 or ranks != seen or not all(alive(pid) for pid in ranks.values()):
+    # The same ranks 1.5 s apart: in the timed loop of the long case (a first run on a machine
+    # starts a short job of its own before it, to measure host memory).
+    while len(ranks) < nranks or ranks != seen or not all(alive(pid) for pid in ranks.values()):
         assert p.poll() is None, f"ended early: {p.communicate()[1]}"
         assert time.monotonic() < deadline, "the ranks never started"
         seen = ranks
-        time.sleep(1.5 if len(ranks) == 2 else 0.2)
+        time.sleep(1.5 if len(ranks) == nranks else 0.2)
         ranks = ranks_of(p.pid)
     os.kill(ranks[rank], signal.SIGSTOP)
     try:
@@ -73,8 +73,8 @@ LONG = ["run", "-B", "mpi", "-c", "allreduce", "-b", "1M", "-e", "1M", "-n", "10
         "--timeout", "5", "--format", "csv"]
 
 
-def check_stopped_named(args, rank):
-    p, err, pids = stop_rank_and_wait(args, rank)
+def check_stopped_named(args, rank, nranks=2):
+    p, err, pids = stop_rank_and_wait(args, rank, nranks)
     first = err.strip().splitlines()[0] if err.strip() else ""
     assert p.returncode == 4, f"exit {p.returncode}\n{err}"
     # What the peers waited in (the case, or set-up on a slow machine), then the stopped rank.
@@ -97,6 +97,23 @@ def test_a_stopped_rank_1_is_named_not_the_rank_that_waited():
 
 def test_a_stopped_rank_0_is_named_under_launch():
     check_stopped_named(LONG + ["--launch", " ".join(mpi_prefix(2))], 0)
+
+
+# The same under the local launcher (Gloo): 4 MiB calls, as many as --timeout lets through.
+LOCAL = ["run", "-B", "gloo", "-c", "allreduce,allgather", "-b", "4M", "-e", "4M", "-n",
+         "10000000", "--timeout", "5", "--format", "csv"]
+
+
+def test_a_stopped_rank_0_is_named_by_the_local_launcher():
+    check_stopped_named(LOCAL + ["-N", "2"], 0)
+
+
+def test_a_stopped_rank_1_is_named_by_the_local_launcher_not_the_rank_that_waited():
+    check_stopped_named(LOCAL + ["-N", "2"], 1)
+
+
+def test_a_stopped_middle_rank_of_3_is_named_by_the_local_launcher():
+    check_stopped_named(LOCAL + ["-N", "3"], 1, nranks=3)
 
 
 def check_bounded(prefix, marker, timeout=2):
@@ -176,6 +193,9 @@ if __name__ == "__main__":
     main([test_a_stopped_rank_0_is_named_by_the_commbench_that_started_it,
           test_a_stopped_rank_1_is_named_not_the_rank_that_waited,
           test_a_stopped_rank_0_is_named_under_launch,
+          test_a_stopped_rank_0_is_named_by_the_local_launcher,
+          test_a_stopped_rank_1_is_named_by_the_local_launcher_not_the_rank_that_waited,
+          test_a_stopped_middle_rank_of_3_is_named_by_the_local_launcher,
           test_a_launcher_that_never_starts_ranks_is_stopped_at_the_start_up_bound,
           test_mpich_with_an_unknown_host_is_stopped_at_the_start_up_bound,
           test_hydra_banner_stays_off_stdout,
