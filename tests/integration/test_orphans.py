@@ -118,12 +118,10 @@ def wrapper(d):
     return script_launcher(d, name, f'"{MPIEXEC}" "$@"\nexit $?')
 
 
-def assert_no_output(d, temp_ok=False):
-    """No output written by an orphan. A commbench killed with SIGKILL cannot remove the
-    temporary file of a summary it writes itself (`temp_ok`); every other end leaves nothing."""
+def assert_no_output(d):
+    """No output written by an orphan, and no temporary file of one that commbench writes
+    itself: it has no name until committed, so even SIGKILL of commbench leaves nothing."""
     left = [f for f in os.listdir(d) if f.startswith("r.json")]
-    if temp_ok:
-        left = [f for f in left if ".tmp." not in f]
     assert not left, f"left behind: {left}"
 
 
@@ -143,7 +141,7 @@ def test_sigkill_stops_a_launch_wrapper_and_the_launcher_it_started():
     p.kill()
     p.wait()
     assert_all_end(pids, "after SIGKILL of commbench")
-    assert_no_output(d, temp_ok=True)
+    assert_no_output(d)
 
 
 def test_sigint_stops_the_launcher_behind_a_wrapper():
@@ -180,7 +178,7 @@ def test_ranks_stop_themselves_when_commbench_dies_and_the_launcher_is_out_of_re
         for pid in pids:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
-    assert_no_output(d, temp_ok=True)
+    assert_no_output(d)
 
 
 def test_sigkill_stops_a_launcher_that_ignores_the_stop_signals():
@@ -196,7 +194,7 @@ def test_sigkill_stops_a_launcher_that_ignores_the_stop_signals():
     # The group's SIGKILL is due 5 s after commbench's death.
     assert_all_end(pids, "after SIGKILL of commbench, its launcher deaf to stop signals",
                    within=20)
-    assert_no_output(d, temp_ok=True)
+    assert_no_output(d)
 
 
 def test_sigkill_stops_what_a_dead_launcher_left_in_its_group():
@@ -212,7 +210,7 @@ def test_sigkill_stops_what_a_dead_launcher_left_in_its_group():
     p.kill()
     p.wait()
     assert_all_end(pids, "after SIGKILL of commbench, with a process its launcher left", within=20)
-    assert_no_output(d, temp_ok=True)
+    assert_no_output(d)
 
 
 def test_a_run_stops_what_its_launcher_left_behind():
