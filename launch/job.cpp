@@ -83,7 +83,7 @@ bool read_diagnostics(const std::string& text, JobOutcome& out) {
 }
 
 [[noreturn]] void exec_child(const std::vector<std::string>& command, const EnvList& env,
-                             const std::string& stderr_path, pid_t parent) {
+                             const std::string& dir, const std::string& stderr_path, pid_t parent) {
   int in_fd = ::open("/dev/null", O_RDONLY);
   int null_fd = ::open("/dev/null", O_WRONLY);
   int err_fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -96,8 +96,9 @@ bool read_diagnostics(const std::string& text, JobOutcome& out) {
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   // The job runs in a process group of its own under a guard that stops all of it when commbench
-  // dies; the launcher gets SIGTERM first, the chance to stop its ranks.
-  guard_job(parent, [&] {
+  // dies (and then removes the job's directory); the launcher gets SIGTERM first, the chance to
+  // stop its ranks.
+  guard_job(parent, dir, [&] {
     ::execvp(argv[0], argv.data());
     std::string msg = "commbench: cannot start " + command[0] + ": " + std::strerror(errno) + "\n";
     ssize_t ignored = ::write(STDERR_FILENO, msg.data(), msg.size());
@@ -352,7 +353,7 @@ JobOutcome run_job(const JobSpec& spec) {
   std::fflush(nullptr);  // nothing buffered is written twice
   pid_t pid = ::fork();
   if (pid < 0) runtime_error("cannot start a job: fork failed: {}", std::strerror(errno));
-  if (pid == 0) exec_child(command, env, err, self);
+  if (pid == 0) exec_child(command, env, dir.path(), err, self);
 
   JobOutcome out;
   const bool launched = !spec.launch_prefix.empty();

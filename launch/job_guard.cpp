@@ -10,7 +10,9 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "launch/proc_stat.hpp"
@@ -22,8 +24,20 @@ namespace {
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 constexpr int kStopGraceS = 5;  // from the stop to SIGKILL of what is left
 
+pid_t g_parent = 0;
+std::string g_own_dir;  // the job's temporary directory, for commbench to remove
+
+// The group has ended: nothing writes to the job's directory any more. Commbench removes it
+// itself unless it died, and then this guard is the last one that knows it.
+void remove_dir_of_dead_parent() {
+  if (g_own_dir.empty() || ::getppid() == g_parent) return;
+  std::error_code ec;
+  std::filesystem::remove_all(g_own_dir, ec);
+}
+
 // Ends this process the way the launcher ended, so the parent reads the same status.
 [[noreturn]] void end_like(int status) {
+  remove_dir_of_dead_parent();
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     ::signal(sig, SIG_DFL);
@@ -85,7 +99,9 @@ timespec seconds_from_now(int seconds) {
 
 }  // namespace
 
-void guard_job(pid_t parent, const std::function<void()>& start) {
+void guard_job(pid_t parent, const std::string& own_dir, const std::function<void()>& start) {
+  g_parent = parent;
+  g_own_dir = own_dir;
   ::setpgid(0, 0);
   sigset_t set;
   sigemptyset(&set);
@@ -115,7 +131,8 @@ void guard_job(pid_t parent, const std::function<void()>& start) {
     siginfo_t info{};
     const int sig = ::sigtimedwait(&set, &info, &wait);
     if (sig < 0 && errno == EAGAIN && stopping) {
-      ::kill(0, SIGKILL);
+      // Every member but this guard, which stays to reap the launcher and end like it.
+      for (pid_t pid : others_in_group()) ::kill(pid, SIGKILL);
     } else if (sig > 0 && sig != SIGCHLD && !stopping) {
       stopping = true;
       kill_at = seconds_from_now(kStopGraceS);

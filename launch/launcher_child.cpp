@@ -95,7 +95,7 @@ LauncherOutcome run_launcher_child(const LauncherCommand& command) {
     // whatever the launcher started, and when commbench dies (SIGKILL included) the launcher
     // gets SIGTERM and what has not ended 5 s later is killed; a launcher whose own SIGTERM
     // handling waits on its ranks does not run on (the ranks notice too: rank_watch.hpp).
-    guard_job(parent, [&] {
+    guard_job(parent, command.own_dir, [&] {
       for (int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
       for (const auto& [k, v] : command.env_defaults) ::setenv(k.c_str(), v.c_str(), 0);
       for (const auto& [k, v] : command.env) ::setenv(k.c_str(), v.c_str(), 1);

@@ -22,6 +22,9 @@ struct LauncherCommand {
   // Where the launcher's stdout goes (it throws a runtime Error when it cannot be written);
   // empty: straight to stdout.
   std::function<void(std::string_view)> pass_stdout;
+  // The private temporary directory made for the ranks, removed by the launcher's guard when
+  // commbench dies before removing it (job_guard.hpp); empty: none.
+  std::string own_dir;
 };
 
 struct LauncherOutcome {

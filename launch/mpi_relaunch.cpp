@@ -124,6 +124,7 @@ int run_mpi_job(const MpiJob& job) {
   cmd.env = job.env;
   cmd.env.emplace_back(kRelaunchedEnv, "1");
   cmd.env.emplace_back(kRankStatusEnv, status_dir.path());
+  cmd.own_dir = status_dir.path();
   RankWatch watch(status_dir.path());
   if (!watch.path().empty()) cmd.env.emplace_back(kRankWatchEnv, watch.path());
   std::optional<ProgressRelay> relay;

@@ -307,12 +307,16 @@ def sigkill_mid_run(args, d, victim, ready, env=None):
 def test_sigkill_leaves_no_temporary_file_beside_the_outputs():
     """SIGKILL, which nothing can catch, of the commbench the user started or of rank 0, with
     every kind of output and --repeat: the directory holds only complete files, never a
-    *.tmp.PID (the outputs have no name until committed)."""
+    *.tmp.PID (the outputs have no name until committed), and TMPDIR keeps no commbench-XXXXXX
+    directory of a launch (its guard removes it)."""
     d, tmp = tempdir(), tempdir()
     earlier = earlier_outputs(d)
     pause = os.path.join(tempdir(), "paused")
     hang = {"COMMBENCH_TEST_FAULT": "hang:1", "TMPDIR": tmp}
     between_jobs = {"COMMBENCH_TEST_PAUSE_BETWEEN_JOBS": pause, "TMPDIR": tmp}
+
+    def ours_in_tmpdir():
+        return [n for n in os.listdir(tmp) if n.startswith("commbench-")]
 
     def rank_0(proc):  # the rank that holds the outputs open
         return next(pid for pid in descendants(proc.pid) if files_open_in(pid, d)
@@ -324,24 +328,35 @@ def test_sigkill_leaves_no_temporary_file_beside_the_outputs():
         except StopIteration:
             return False
 
+    def parent(proc):
+        return proc.pid
+
     quick = ["-c", "allreduce", "-e", "64", "--min-time", "0.002", "--timeout", "60"]
-    # The parent of the ranks, then rank 0 itself, while rank 1 hangs.
-    for victim, what in ((lambda proc: proc.pid, "the local launcher"), (rank_0, "rank 0")):
-        p, err = sigkill_mid_run(["run", "-B", "gloo", "-N", "2"] + quick, d, victim,
+    # While rank 1 hangs: the local launcher, rank 0 itself, commbench's own mpirun's parent.
+    for backend, victim, what in ((["-B", "gloo"], parent, "the local launcher"),
+                                  (["-B", "gloo"], rank_0, "rank 0"),
+                                  (["-B", "mpi"], parent, "the parent of mpirun")):
+        p, err = sigkill_mid_run(["run", "-N", "2"] + backend + quick, d, victim,
                                  rank_0_writing, hang)
-        if what == "rank 0":
+        if victim is rank_0:
             assert p.returncode == 1, f"exit {p.returncode}\n{err}"
             assert err.startswith("commbench: rank 0 was killed by signal 9"), err
         assert_only_complete_files(d, earlier, f"SIGKILL of {what}")
+        if what == "the local launcher":
+            # Its rendezvous directory: nothing of the run is left to remove it (docs/run.md).
+            for n in ours_in_tmpdir():
+                shutil.rmtree(os.path.join(tmp, n))
+        assert ours_in_tmpdir() == [], f"SIGKILL of {what}: left in TMPDIR: {os.listdir(tmp)}"
     # A sweep after its first job: its summaries are open in the commbench the user started.
     for args in (["run", "-B", "gloo", "-N", "2"] + quick + ["--repeat", "3"],
                  ["tune", "-B", "gloo", "-N", "2"] + quick + ["--env", "GLOO_X=1,2,3"]):
         if os.path.exists(pause):
             os.remove(pause)
-        sigkill_mid_run(args, d, lambda proc: proc.pid,
+        sigkill_mid_run(args, d, parent,
                         lambda proc: os.path.exists(pause) and len(files_open_in(proc.pid, d)) >= 4,
                         between_jobs)
         assert_only_complete_files(d, earlier, f"SIGKILL of {args[0]} {args[-2]}")
+        assert ours_in_tmpdir() == [], f"SIGKILL of {args[0]}: left in TMPDIR: {os.listdir(tmp)}"
     shutil.rmtree(d)
 
 
