@@ -6,6 +6,7 @@
 
 #include "app/links_jobs.hpp"
 #include "app/output_flags.hpp"
+#include "app/run_fingerprint.hpp"
 #include "collectives/catalogue/names.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -170,6 +171,35 @@ int probe_copy(const ProbeRequest& rq) {
   return 0;
 }
 
+namespace {
+
+// probe links' plan as every env:// rank must run it: what each pair's samples measure and
+// how, the participants, the straggler threshold, the NICs, the transport as chosen here.
+PlanFingerprint links_fingerprint(const LinksOptions& o) {
+  PlanFingerprint f = command_fingerprint("probe links");
+  f.add("--size", exact_size(o.bytes));
+  f.add("--window", std::to_string(o.window));
+  f.add("--repeats", std::to_string(o.repeats));
+  f.add("--latency-iters", std::to_string(o.latency_iters));
+  f.add("--per-host/--all-ranks", o.per_host == PerHost::Yes  ? "--per-host"
+                                  : o.per_host == PerHost::No ? "--all-ranks"
+                                                              : "(default)");
+  f.add("--sample", o.sample > 0 ? std::to_string(o.sample) : "(every partner)");
+  f.add("--min-fraction", fmt::format("{}", o.min_fraction));
+  f.add("--sample-time", fmt::format("{}", o.sample_time));
+  f.add("--per-nic", o.per_nic ? "on" : "off");
+  std::string nics;
+  for (const auto& n : o.nics) {
+    if (!nics.empty()) nics += ',';
+    nics += n;
+  }
+  f.add("--nics", nics.empty() ? "(none)" : nics);
+  f.add("--transport", transport_name(o.transport));
+  return f;
+}
+
+}  // namespace
+
 int probe_links(const ProbeRequest& rq) {
   // The control channel's rendezvous and operation timeout, as `run`'s default --timeout.
   constexpr double kLinksTimeoutSeconds = 300;
@@ -206,7 +236,8 @@ int probe_links(const ProbeRequest& rq) {
   // Checked before the control channel starts: a lone process would become an MPI singleton.
   check_launch(launch, kLinksTimeoutSeconds);
   check_links_ranks(launch.size);
-  std::unique_ptr<Control> control = make_run_control(launch, kLinksTimeoutSeconds);
+  std::unique_ptr<Control> control =
+      make_run_control(launch, kLinksTimeoutSeconds, links_fingerprint(o));
   LinksResult r = measure_links(o, *control);
   if (control->rank() == 0)
     emit_document(rq.out, links_to_json(r), [&](std::ostream& os) { print_links(r, os); });

@@ -40,6 +40,7 @@ struct RankRun {
   const RunPlan& plan;
   const ExtraWriter& extra;
   const RankWork& work;  // where given, instead of the sweep
+  const PlanFingerprint& head;  // the subcommand and its own options
   SweepOptions sweep;    // the plan's, with the chosen backends' defaults
   BackendOptions bo;
   std::vector<std::string> backends;
@@ -123,6 +124,16 @@ void run_session(RankRun& run, Control& control, Watchdog& watchdog,
   session->warn_if_straggler();
 }
 
+// What every env:// rank must agree on: the plan as this rank runs it (its backends chosen, -e's
+// default for them, the memory they take).
+PlanFingerprint fingerprint_as_run(const RankRun& run) {
+  RunPlan as_run = run.plan;
+  as_run.sweep = run.sweep;
+  as_run.backends = run.backends;
+  as_run.memory = run.bo.memory;
+  return run_fingerprint(as_run, run.head);
+}
+
 // This rank's part of the run, from the watchdog on.
 int run_this_rank(RankRun& run) {
   BackendOptions& bo = run.bo;
@@ -145,7 +156,8 @@ int run_this_rank(RankRun& run) {
   });
   end_rank_cleanly_on_signals();
   watchdog.arm("start-up (control channel rendezvous)");
-  std::unique_ptr<Control> control = make_run_control(bo.launch, run.plan.timeout);
+  std::unique_ptr<Control> control =
+      make_run_control(bo.launch, run.plan.timeout, fingerprint_as_run(run));
   // A rank records how it failed before unwinding closes its connections (the control channel,
   // the backends, their communicators and the session live outside the try): its peers then
   // fail too, and the parent must see which failure came first.
@@ -184,8 +196,9 @@ int run_this_rank(RankRun& run) {
 
 }  // namespace
 
-int run_here(const RunPlan& plan, const ExtraWriter& extra, const RankWork& work) {
-  RankRun run{plan, extra, work, plan.sweep, backend_options(plan), plan.backends, {}};
+int run_here(const RunPlan& plan, const ExtraWriter& extra, const RankWork& work,
+             const PlanFingerprint& head) {
+  RankRun run{plan, extra, work, head, plan.sweep, backend_options(plan), plan.backends, {}};
   if (plan.backends.empty()) {
     BackendChoice choice = default_backends(run.bo.launch, run.bo);
     run.backends = choice.names;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "app/run_fingerprint.hpp"
 #include "app/run_request.hpp"
 #include "collectives/engine/run_meta.hpp"
 #include "common/record_writer.hpp"
@@ -36,8 +37,10 @@ struct RankContext {
 using RankWork = std::function<void(RankContext&)>;
 
 // Runs `plan` once: starts its ranks when nothing else did, else runs this rank's part: `work`
-// where given, else the sweep, with rank 0 writing the plan's outputs and `extra`. Returns the
-// exit code; throws an Error with its kind.
-int run_here(const RunPlan& plan, const ExtraWriter& extra, const RankWork& work = {});
+// where given, else the sweep, with rank 0 writing the plan's outputs and `extra`. Under env://
+// every rank must run the same plan: `head` (the subcommand and its own options) and the run's
+// (run_fingerprint). Returns the exit code; throws an Error with its kind.
+int run_here(const RunPlan& plan, const ExtraWriter& extra, const RankWork& work = {},
+             const PlanFingerprint& head = command_fingerprint("run"));
 
 }  // namespace cb

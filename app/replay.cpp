@@ -11,7 +11,9 @@
 
 #include "app/job_sweep.hpp"
 #include "app/rank_run.hpp"
+#include "app/run_fingerprint.hpp"
 #include "collectives/backends/registry.hpp"
+#include "collectives/catalogue/dtype.hpp"
 #include "collectives/catalogue/names.hpp"
 #include "collectives/patterns/ddp_buckets.hpp"
 #include "collectives/patterns/presets.hpp"
@@ -209,14 +211,48 @@ void fail_if_wrong(const std::vector<ReplayRecord>& records) {
   }
 }
 
+// replay's own plan as every env:// rank must run it (run_fingerprint adds run's options): the
+// model by its contents (each rank reads its own file), the pattern and its settings, the
+// compute. --min-gain is rank 0's verdict; --rounds above 1 is refused under a launcher.
+PlanFingerprint replay_fingerprint(const ReplayPlan& plan) {
+  PlanFingerprint params;
+  for (const auto& p : plan.model.params) {
+    params.add(p.name,
+               fmt::format("{} {} {} {}", info(p.dtype).name, p.numel,
+                           p.backward_us ? fmt::format("{}", *p.backward_us) : "-", p.unit));
+  }
+  PlanFingerprint f = command_fingerprint("replay");
+  f.add("--model/--preset",
+        fmt::format("{}: {} parameters, {}, digest {}",
+                    plan.model.source.empty() ? "a model file" : plan.model.name,
+                    plan.model.params.size(), exact_size(plan.model.bytes()), params.digest()));
+  f.add("--pattern", plan.pattern);
+  std::string caps;
+  for (double mb : plan.caps_mb) caps += fmt::format("{}{}", caps.empty() ? "" : ",", mb);
+  f.add("--bucket-cap-mb", caps);
+  f.add("--first-bucket-mb", fmt::format("{}", plan.first_mb));
+  std::string compute = "none";
+  if (plan.compute.kind == ComputeModel::Kind::Input) compute = "the input's backward_us";
+  if (plan.compute.kind == ComputeModel::Kind::Rate)
+    compute = fmt::format("{} us per million parameters", plan.compute.value);
+  if (plan.compute.kind == ComputeModel::Kind::Total)
+    compute = fmt::format("{} us in all", plan.compute.value);
+  f.add("--backward-us-per-mparam/--backward-ms", compute);
+  f.add("--forward-ratio", fmt::format("{}", plan.forward_ratio));
+  return f;
+}
+
 int replay_here(const Checked& c) {
-  return run_here(c.run, {}, [&](RankContext& ctx) {
-    ReplayOutcome o = run_replay(c.plan, ctx);
-    ReplayReport report{o.meta, o.records, {}};
-    report.verdicts = judge_bucket_caps(report.records, {}, c.min_gain);
-    if (ctx.control.rank() == 0) write_report(report, c.run);
-    fail_if_wrong(report.records);
-  });
+  return run_here(
+      c.run, {},
+      [&](RankContext& ctx) {
+        ReplayOutcome o = run_replay(c.plan, ctx);
+        ReplayReport report{o.meta, o.records, {}};
+        report.verdicts = judge_bucket_caps(report.records, {}, c.min_gain);
+        if (ctx.control.rank() == 0) write_report(report, c.run);
+        fail_if_wrong(report.records);
+      },
+      replay_fingerprint(c.plan));
 }
 
 // replay's command line for one launch of a sweep: every relaunched row of both tables with

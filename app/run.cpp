@@ -51,15 +51,15 @@ int run(const RunRequest& rq) {
   return run_sweep(plan_run(rq), {});
 }
 
-int run_sweep(const RunPlan& plan, const ExtraWriter& extra) {
+int run_sweep(const RunPlan& plan, const ExtraWriter& extra, const PlanFingerprint& head) {
   if (plan.in_jobs()) return run_repeated(plan, extra);
   // Ranks under a launcher leave the marking to the commbench that started them, if any: a
   // rank cannot tell its own failure from the run's.
-  if (detect_launch().kind != LaunchInfo::Kind::Single) return run_here(plan, extra);
+  if (detect_launch().kind != LaunchInfo::Kind::Single) return run_here(plan, extra, {}, head);
   const JsonlOutputs jsonl(plan.outputs);
   int code = 0;
   try {
-    code = run_here(plan, extra);
+    code = run_here(plan, extra, {}, head);
   } catch (const Error& e) {
     jsonl.mark_incomplete(exit_code(e.kind()), e.what());
     throw;

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "app/output_flags.hpp"
+#include "app/run_fingerprint.hpp"
 #include "collectives/backends/registry.hpp"
 #include "common/error.hpp"
 #include "common/host_name.hpp"
@@ -62,7 +63,9 @@ int topo_here(const TopoRequest& rq, Sysfs& sys) {
 int topo_across_hosts(const TopoRequest& rq, Sysfs& sys, const LaunchInfo& launch) {
   if (!rq.capture.empty())
     usage_error("--capture works on one host: run topo --capture without a launcher");
-  std::unique_ptr<Control> control = make_run_control(launch, kControlTimeoutSeconds);
+  // topo's options are each rank's own (a captured tree, rank 0's outputs): no more to agree on.
+  std::unique_ptr<Control> control =
+      make_run_control(launch, kControlTimeoutSeconds, command_fingerprint("topo"));
   const std::string me = host_name();
   const std::vector<std::string> hosts = control->allgather(me);
   // One probe per host: the first rank there.

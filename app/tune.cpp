@@ -170,7 +170,8 @@ int tune(const RunRequest& rq, const TuneRequest& tq) {
   tp.text = tune_text(plan, tq.side_by_side);
   plan.results_to_stdout = !tp.text.candidates;
   if (tp.grid) return tune_env_grid(plan, tp);
-  return run_sweep(plan, [tp] { return std::make_unique<TuneWriter>(tp); });
+  return run_sweep(
+      plan, [tp] { return std::make_unique<TuneWriter>(tp); }, command_fingerprint("tune"));
 }
 
 }  // namespace cb

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
 
   cb::LaunchInfo launch = cb::detect_launch();
   cb::Watchdog watchdog(600, launch.rank == 0);
-  std::unique_ptr<cb::Control> control = cb::make_run_control(launch, 600);  // MPI_Init
+  std::unique_ptr<cb::Control> control = cb::make_run_control(launch, 600, {});  // MPI_Init
   cb::BackendOptions options;
   options.launch = launch;
   options.control = control.get();

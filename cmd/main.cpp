@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "common/version_info.hpp"
 #include "core/process_start.hpp"
+#include "launch/env_rendezvous.hpp"
 #include "launch/peer_loss.hpp"
 #include "launch/rank_status.hpp"
 
@@ -31,6 +32,17 @@ std::string one_line(std::string s) {
   return s;
 }
 
+// Whether this process is one of a launch's ranks: the subcommands that meet their peers (an
+// env:// one tells rank 0 of a failure before they meet).
+bool g_meets_ranks = false;
+
+bool meets_ranks(int argc, char** argv) {
+  if (argc < 2) return false;
+  const std::string sub = argv[1];
+  if (sub == "run" || sub == "tune" || sub == "replay" || sub == "topo") return true;
+  return sub == "probe" && argc > 2 && std::string(argv[2]) == "links";
+}
+
 // A failure's one line: printed here, or, for a rank whose commbench parent sees every rank,
 // handed to the parent, which prints the line that names the first cause.
 int failed(int code, const std::string& text, bool report) {
@@ -48,7 +60,10 @@ int failed(int code, const std::string& text, bool report) {
     cb::record_rank_exit(code, message);  // the parent says it once
   } else if (report) {
     std::fprintf(stderr, "commbench: %s\n", message.c_str());
+    std::fflush(stderr);
   }
+  // An env:// rank that fails before it meets rank 0 tells it, so that every rank ends now.
+  if (g_meets_ranks) cb::tell_rendezvous_of_failure(code, message);
   return code;
 }
 
@@ -98,6 +113,7 @@ int finished(int code) {
 
 int main(int argc, char** argv) {
   cb::set_invocation(cb::command_line(argc, argv));
+  g_meets_ranks = meets_ranks(argc, argv);
   CLI::App app{"commbench: measure how fast a cluster moves data between ranks, and why"};
   app.require_subcommand(1);
   app.set_version_flag(

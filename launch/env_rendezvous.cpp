@@ -28,10 +28,18 @@ namespace {
 using env_wire::Clock;
 using env_wire::Type;
 
-constexpr const char* kMagic = "commbench-env/1";
+// The wire's version: the first line of a hello or a complaint. 2: a hello also carries the plan
+// (its digest, then its options).
+constexpr const char* kMagic = "commbench-env/2";
+constexpr const char* kMagicFamily = "commbench-env/";
 constexpr std::chrono::milliseconds kLossWait{3000};
 
 std::atomic<EnvRendezvous*> g_watching{nullptr};
+// Set once this process has met rank 0, been refused by it, or told it why it fails: it tells
+// rank 0 nothing more.
+std::atomic<bool> g_rank0_heard{false};
+// A failure before the command's --timeout is known: the most a process waits to tell rank 0.
+constexpr double kUnknownTimeout = 300;
 void farewell(const char* how, int code) noexcept;
 
 Clock::time_point deadline_after(double seconds) {
@@ -49,6 +57,13 @@ std::string where(const std::string& addr, int port) { return addr + ":" + std::
   throw Error(code == kExitUsage ? ErrorKind::Usage : ErrorKind::Runtime, line);
 }
 
+// A value that may hold anything, as one line of a message.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
 std::string ranks_text(const std::vector<int>& ranks) {
   std::string out;
   for (std::size_t i = 0; i < ranks.size() && i < 16; ++i)
@@ -63,8 +78,9 @@ double rendezvous_seconds(double timeout_seconds) {
   return std::max(timeout_seconds - 2.0, timeout_seconds * 0.9);
 }
 
-EnvRendezvous::EnvRendezvous(const LaunchInfo& launch, double timeout_seconds)
-    : rank_(launch.rank), size_(launch.size), timeout_(timeout_seconds) {
+EnvRendezvous::EnvRendezvous(const LaunchInfo& launch, double timeout_seconds, PlanFingerprint plan)
+    : rank_(launch.rank), size_(launch.size), timeout_(timeout_seconds), plan_(std::move(plan)) {
+  g_rank0_heard.store(true);  // from now on rank 0 answers, or this rank says why not
   hosts_.assign(static_cast<std::size_t>(size_), std::string());
   hosts_[static_cast<std::size_t>(rank_)] = host_name();
   if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) runtime_error("pipe: {}", std::strerror(errno));
@@ -128,22 +144,26 @@ void EnvRendezvous::serve(int port, double seconds) {
   std::vector<std::string> raw_rank(static_cast<std::size_t>(size_));
   // Every rank that joined hears the line that ends the job, then this rank throws it.
   auto fail = [&](int code, const std::string& line, int extra_fd = -1) {
+    int told = 0;
     for (int fd : fds_) {
-      if (fd >= 0) env_wire::send_frame(fd, Type::Refusal, std::to_string(code) + line);
+      if (fd >= 0 && env_wire::send_frame(fd, Type::Refusal, std::to_string(code) + line)) ++told;
     }
     if (extra_fd >= 0) {
       env_wire::send_frame(extra_fd, Type::Refusal, std::to_string(code) + line);
       ::close(extra_fd);
+      ++told;
     }
-    // Ranks still on their way hear it too, for a few seconds, rather than retrying until
-    // their timeout.
+    // Ranks still on their way hear it too, for a few seconds (until every rank has), rather
+    // than retrying until their timeout.
     const auto grace = std::min(deadline, deadline_after(3));
-    for (pollfd pfd{listen_fd, POLLIN, 0}; code == kExitUsage && Clock::now() < grace;) {
+    for (pollfd pfd{listen_fd, POLLIN, 0};
+         code == kExitUsage && told < size_ - 1 && Clock::now() < grace;) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(grace - Clock::now());
       if (::poll(&pfd, 1, static_cast<int>(std::max<long long>(left.count(), 0))) <= 0) continue;
       if (int late = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC); late >= 0) {
         env_wire::send_frame(late, Type::Refusal, std::to_string(code) + line);
         ::close(late);
+        ++told;
       }
     }
     ::close(listen_fd);
@@ -159,9 +179,12 @@ void EnvRendezvous::serve(int port, double seconds) {
       std::vector<int> missing;
       for (int k = 1; k < size_; ++k)
         if (fds_[static_cast<std::size_t>(k)] < 0) missing.push_back(k);
+      // A process whose variables were wrong has told rank 0 unless it could not reach it.
       fail(kExitRuntime,
            fmt::format("env:// rendezvous: {} of WORLD_SIZE {} ranks joined rank 0 on port {} "
-                       "within {:g} s; never came: rank{} {}",
+                       "within {:g} s; never came: rank{} {} (not started, or unable to reach "
+                       "rank 0 to say why: MASTER_ADDR or MASTER_PORT missing there, or not rank "
+                       "0's; its own log says which)",
                        joined, size_, ntohs(sin.sin_port), seconds, missing.size() > 1 ? "s" : "",
                        ranks_text(missing)));
     }
@@ -170,18 +193,37 @@ void EnvRendezvous::serve(int port, double seconds) {
     // A process that is not a commbench rank (a health probe) is dropped after a few seconds.
     auto frame = env_wire::read_frame(fd, std::min(deadline, deadline_after(5)));
     auto lines = frame ? env_wire::split_lines(frame->payload) : std::vector<std::string>{};
-    if (lines.size() != 4 || lines[0] != kMagic ||
-        (frame->type != Type::Hello && frame->type != Type::Complaint)) {
+    const bool hello = frame && frame->type == Type::Hello;
+    if (lines.size() < 4 || lines[0].rfind(kMagicFamily, 0) != 0 ||
+        (!hello && frame->type != Type::Complaint)) {
       ::close(fd);
       continue;
     }
-    if (frame->type == Type::Complaint) {
+    if (lines[0] != kMagic) {
+      // Every version so far puts the host fourth in a hello, second in a complaint.
+      fail(kExitUsage,
+           fmt::format("env:// rendezvous: the process on host {} runs another commbench build "
+                       "(its rendezvous speaks {}, rank 0's {}); every process must run the same",
+                       hello ? lines[3] : lines[1], lines[0], kMagic),
+           fd);
+    }
+    if (!hello) {
+      if (lines.size() != 5) {
+        ::close(fd);
+        continue;
+      }
       std::string problem = lines[3];
       if (problem.rfind("env:// launch: ", 0) == 0) problem.erase(0, 15);
-      fail(kExitUsage,
-           fmt::format("env:// launch: the process with RANK={} on host {}: {}", lines[2], lines[1],
-                       problem),
-           fd);
+      const std::string process =
+          lines[2].empty() ? fmt::format("a process without RANK on host {}", lines[1])
+                           : fmt::format("the process with RANK={} on host {}", lines[2], lines[1]);
+      const int code = std::atoi(lines[4].c_str());
+      fail(code >= kExitRuntime && code <= kExitInconclusive ? code : kExitUsage,
+           fmt::format("env:// launch: {}: {}", process, problem), fd);
+    }
+    if (lines.size() < 5) {
+      ::close(fd);
+      continue;
     }
     const std::string& host = lines[3];
     const std::string& rank_text = lines[1];
@@ -201,6 +243,24 @@ void EnvRendezvous::serve(int port, double seconds) {
                        "each rank must be given to one process",
                        rank_text, other, host),
            fd);
+    }
+    if (lines[4] != plan_.digest()) {
+      // Its options follow the digest, one a line.
+      std::size_t options_at = 0;
+      for (std::size_t i = 0; i < 5; ++i) options_at += lines[i].size() + 1;
+      auto theirs = PlanFingerprint::decode(
+          options_at < frame->payload.size() ? frame->payload.substr(options_at) : std::string());
+      auto diff = theirs ? first_difference(*theirs, plan_)
+                         : PlanDifference{"its plan", "unreadable", "readable"};
+      if (diff) {
+        fail(kExitUsage,
+             fmt::format("env:// rendezvous: rank {} on host {} runs another plan than rank 0: "
+                         "{} {} there, {} on rank 0; every process must be given the same "
+                         "options",
+                         rank_text, host, diff->option, shown_value(diff->theirs),
+                         shown_value(diff->ours)),
+             fd);
+      }
     }
     env_wire::detect_silence(fd, silence_seconds(timeout_));
     fds_[static_cast<std::size_t>(rank)] = fd;
@@ -247,9 +307,14 @@ void EnvRendezvous::join(const LaunchInfo& launch, double seconds) {
     }
   }
   fds_ = {fd};
-  env_wire::send_frame(fd, Type::Hello,
-                       env_wire::join_lines({kMagic, std::to_string(rank_), std::to_string(size_),
-                                             hosts_[static_cast<std::size_t>(rank_)]}));
+  std::string hello =
+      env_wire::join_lines({kMagic, std::to_string(rank_), std::to_string(size_),
+                            hosts_[static_cast<std::size_t>(rank_)], plan_.digest()});
+  if (!plan_.options.empty()) {
+    hello += '\n';
+    hello += plan_.encode();
+  }
+  env_wire::send_frame(fd, Type::Hello, hello);
   // Rank 0 answers by its own deadline, which may fall a little after this rank's: it then
   // says what went wrong, better than this rank guessing.
   const auto answer_by =
@@ -428,25 +493,84 @@ void EnvRendezvous::say_farewell(const char* how, int code) noexcept {
   }
 }
 
-void tell_rendezvous_of_problem(const LaunchInfo& launch, double timeout_seconds) {
-  const char* rank_text = std::getenv("RANK");
-  if (launch.master_addr.empty() || launch.master_port <= 0 || !rank_text ||
-      std::string(rank_text) == "0")
+namespace {
+
+// Rank 0 that cannot start: the ranks that reach it within `deadline` hear why (all
+// `world` - 1 of them, where known, end the wait early) rather than retrying until their
+// timeout.
+void refuse_ranks_until(const LaunchInfo& launch, Clock::time_point deadline, int world,
+                        const std::string& line) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_ANY);
+  sin.sin_port = htons(static_cast<std::uint16_t>(launch.master_port));
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 ||
+      ::listen(fd, 1024) != 0) {
+    if (fd >= 0) ::close(fd);
     return;
+  }
+  for (int told = 0; told < world - 1 && Clock::now() < deadline;) {
+    pollfd pfd{fd, POLLIN, 0};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (::poll(&pfd, 1, static_cast<int>(std::max<long long>(left.count(), 0))) <= 0) continue;
+    int peer = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (peer < 0) continue;
+    // Its hello first, so that a health probe is not counted.
+    if (auto hello = env_wire::read_frame(peer, std::min(deadline, deadline_after(2)))) {
+      env_wire::send_frame(peer, Type::Refusal, line);
+      ++told;
+    }
+    ::close(peer);
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+void tell_rendezvous_of_problem(const LaunchInfo& launch, double timeout_seconds, int code) {
+  g_rank0_heard.store(true);
+  const char* given = std::getenv("RANK");
+  // The rank as given, or empty where RANK is not set (rank 0 then names the host alone).
+  const std::string rank_text = given ? given : "";
+  if (launch.master_addr.empty() || launch.master_port <= 0) return;
   const auto deadline = deadline_after(std::min(5.0, rendezvous_seconds(timeout_seconds)));
+  const std::string problem = one_line(launch.env_problem);
+  if (rank_text == "0") {
+    // The ranks to tell, where WORLD_SIZE says (else as many as come).
+    const char* world_text = std::getenv("WORLD_SIZE");
+    const int world = world_text ? std::atoi(world_text) : 0;
+    std::string line = problem;
+    if (line.rfind("env:// launch: ", 0) == 0) line.erase(0, 15);
+    refuse_ranks_until(launch, deadline, world > 0 ? world : 1 << 24,
+                       fmt::format("{}env:// launch: rank 0 on host {} cannot start: {}", code,
+                                   host_name(), line));
+    return;
+  }
   std::string error;
   while (Clock::now() < deadline) {
     const std::string addr = env_wire::resolve(launch.master_addr, error);
     int fd = addr.empty() ? -1 : env_wire::connect_to(addr, launch.master_port, deadline, error);
     if (fd >= 0) {
       env_wire::send_frame(fd, Type::Complaint,
-                           env_wire::join_lines({kMagic, host_name(), rank_text, launch.env_problem}));
+                           env_wire::join_lines({kMagic, host_name(), one_line(rank_text), problem,
+                                                 std::to_string(code)}));
       env_wire::read_frame(fd, deadline);  // rank 0's answer, so that it has read the complaint
       ::close(fd);
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+}
+
+void tell_rendezvous_of_failure(int code, const std::string& line) {
+  if (g_rank0_heard.load()) return;  // it met rank 0, or told it already
+  LaunchInfo launch = detect_launch();
+  if (launch.kind != LaunchInfo::Kind::Env) return;
+  launch.env_problem = line;
+  tell_rendezvous_of_problem(launch, kUnknownTimeout, code);
 }
 
 }  // namespace cb

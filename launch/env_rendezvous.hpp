@@ -1,7 +1,8 @@
 // The env:// rendezvous (torchrun, Kubernetes): rank 0 listens on MASTER_PORT; every other rank
-// connects to MASTER_ADDR:MASTER_PORT, retrying until the timeout, and says who it is. Rank 0
-// checks that the ranks agree (the same WORLD_SIZE, one process per RANK) and answers with every
-// rank's host, or with the one line that says what is wrong, which every rank then prints.
+// connects to MASTER_ADDR:MASTER_PORT, retrying until the timeout, and says who it is and which
+// plan it runs (plan_fingerprint.hpp). Rank 0 checks that the ranks agree (the same WORLD_SIZE,
+// one process per RANK, the same plan) and answers with every rank's host, or with the one line
+// that says what is wrong, which every rank then prints.
 //
 // The connections form a star through rank 0. It serves allgathers, enough to bootstrap the
 // run's control channel (a Gloo full mesh, whose addresses are the local ends of these
@@ -18,15 +19,16 @@
 
 #include "core/control.hpp"
 #include "core/process_start.hpp"
+#include "launch/plan_fingerprint.hpp"
 
 namespace cb {
 
 class EnvRendezvous : public Control {
  public:
-  // Meets the other ranks within `timeout_seconds`. Throws a usage Error (exit 2) when the ranks'
-  // variables disagree or MASTER_ADDR does not resolve, a runtime Error (exit 1) when the port is
-  // taken or ranks do not come in time.
-  EnvRendezvous(const LaunchInfo& launch, double timeout_seconds);
+  // Meets the other ranks within `timeout_seconds`, each running `plan`. Throws a usage Error
+  // (exit 2) when the ranks' variables or plans disagree or MASTER_ADDR does not resolve, a
+  // runtime Error (exit 1) when the port is taken or ranks do not come in time.
+  EnvRendezvous(const LaunchInfo& launch, double timeout_seconds, PlanFingerprint plan = {});
   ~EnvRendezvous() override;  // says goodbye: peers do not take this end for a death
   EnvRendezvous(const EnvRendezvous&) = delete;
   EnvRendezvous& operator=(const EnvRendezvous&) = delete;
@@ -60,6 +62,7 @@ class EnvRendezvous : public Control {
   int rank_ = 0;
   int size_ = 1;
   double timeout_ = 300;
+  PlanFingerprint plan_;
   std::string address_ = "127.0.0.1";
   std::vector<std::string> hosts_;
   std::vector<int> fds_;  // rank 0: by rank (its own -1); others: [0] is the link to rank 0
@@ -67,11 +70,18 @@ class EnvRendezvous : public Control {
   std::thread watcher_;
 };
 
-// A process whose env:// variables are wrong (`problem`) tells rank 0 before it exits, trying
-// for a few seconds at most, so that rank 0 and every other rank end at once naming it rather
-// than waiting for it until the timeout. Needs MASTER_ADDR and MASTER_PORT; does nothing
-// without them or for rank 0 itself.
-void tell_rendezvous_of_problem(const LaunchInfo& launch, double timeout_seconds);
+// A process whose env:// variables are wrong (`launch.env_problem`) tells rank 0 before it exits
+// with `code`, trying for a few seconds at most, so that rank 0 and every other rank end at once
+// naming it rather than waiting for it until the timeout; with RANK missing too. Rank 0 itself
+// (RANK=0) instead answers the ranks that reach it in those seconds with its own line. Needs
+// MASTER_ADDR and a valid MASTER_PORT; does nothing without them, or once this process has met
+// or told rank 0.
+void tell_rendezvous_of_problem(const LaunchInfo& launch, double timeout_seconds, int code = 2);
+
+// The same for a process of an env:// launch that fails before it met rank 0 for another
+// reason (its command line refused, a backend missing on its host): `line` is what it prints.
+// Nothing for other launches.
+void tell_rendezvous_of_failure(int code, const std::string& line);
 
 // How long the rendezvous waits under --timeout: a little less, so that its own line, which
 // names the missing ranks, comes before the run's watchdog would fire on the same clock.

@@ -89,11 +89,12 @@ class EnvControl : public Control {
   std::unique_ptr<Control> mesh_;
 };
 
-std::unique_ptr<Control> make_env_control(const LaunchInfo& launch, double timeout_seconds) {
+std::unique_ptr<Control> make_env_control(const LaunchInfo& launch, double timeout_seconds,
+                                          const PlanFingerprint& plan) {
   const BackendEntry* e = local_control_backend();
   if (!e || !e->rendezvous_control)
     runtime_error("started by an env:// launcher, but this build has no Gloo for its control channel");
-  auto star = std::make_unique<EnvRendezvous>(launch, timeout_seconds);
+  auto star = std::make_unique<EnvRendezvous>(launch, timeout_seconds, plan);
   auto mesh = e->rendezvous_control(*star, star->address(), timeout_seconds);
   star->watch();
   return std::make_unique<EnvControl>(std::move(star), std::move(mesh));
@@ -107,9 +108,10 @@ void check_launch(const LaunchInfo& launch, double timeout_seconds) {
   usage_error("{}", launch.env_problem);
 }
 
-std::unique_ptr<Control> make_run_control(const LaunchInfo& launch, double timeout_seconds) {
+std::unique_ptr<Control> make_run_control(const LaunchInfo& launch, double timeout_seconds,
+                                          const PlanFingerprint& plan) {
   check_launch(launch, timeout_seconds);
-  if (launch.kind == LaunchInfo::Kind::Env) return make_env_control(launch, timeout_seconds);
+  if (launch.kind == LaunchInfo::Kind::Env) return make_env_control(launch, timeout_seconds, plan);
   if (launch.kind == LaunchInfo::Kind::Local) {
     const BackendEntry* e = local_control_backend();
     if (!e)

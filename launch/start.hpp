@@ -8,6 +8,7 @@
 
 #include "core/control.hpp"
 #include "core/process_start.hpp"
+#include "launch/plan_fingerprint.hpp"
 
 namespace cb {
 
@@ -32,8 +33,10 @@ void check_launch(const LaunchInfo& launch, double timeout_seconds);
 
 // The control channel for a rank: MPI under mpirun/srun, the registry's local control (Gloo over
 // the launcher's file store) under the local launcher, its rendezvous control (Gloo over the
-// env:// rendezvous at MASTER_ADDR:MASTER_PORT) under torchrun or Kubernetes. Calls
-// check_launch first.
-std::unique_ptr<Control> make_run_control(const LaunchInfo& launch, double timeout_seconds);
+// env:// rendezvous at MASTER_ADDR:MASTER_PORT) under torchrun or Kubernetes, where every rank
+// must run `plan` (the ranks of the other launchers run one command line). Calls check_launch
+// first.
+std::unique_ptr<Control> make_run_control(const LaunchInfo& launch, double timeout_seconds,
+                                          const PlanFingerprint& plan);
 
 }  // namespace cb

@@ -72,3 +72,19 @@ def start(layout, args_for, master="127.0.0.1", port=None, world=None, env_for=N
 def first_line(stderr):
     lines = stderr.splitlines()
     return lines[0] if lines else ""
+
+
+def left_running(port):
+    """Processes still running with this launch's MASTER_PORT in their environment."""
+    mark = f"MASTER_PORT={port}".encode()
+    left = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if mark in f.read().split(b"\0"):
+                    left.append(int(pid))
+        except OSError:
+            pass
+    return left

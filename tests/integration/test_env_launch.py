@@ -136,6 +136,106 @@ def test_a_killed_rank_is_named_by_the_others_within_the_timeout():
         assert len(err.splitlines()) == 1, err
 
 
+def run_ranks(args_for, world=2, env_for=None):
+    """Starts `world` ranks here; returns their (code, stdout, stderr), the seconds until the
+    last ended, and checks that none is left running."""
+    port = env_ranks.free_port()
+    ranks = env_ranks.start(["here"] * world, args_for, port=port, env_for=env_for)
+    results, took = ranks.wait()
+    assert env_ranks.left_running(port) == [], "processes left behind"
+    return results, took
+
+
+def quick(**given):
+    """A short allreduce run; each keyword (its dashes as underscores) replaces that option."""
+    options = {"-c": "allreduce", "-e": "1K", "-f": "128", "-w": "1", "-n": "5",
+               "--format": "csv", "--progress": "never", "--timeout": "20"}
+    options.update({("-" if len(k) == 1 else "--") + k.replace("_", "-"): v
+                    for k, v in given.items()})
+    return ["run", "-B", "gloo"] + [w for kv in options.items() for w in kv]
+
+
+def test_ranks_that_run_other_plans_end_every_rank_naming_the_option():
+    # The last rank given another -c, -e or -A: every rank ends at once, exit 2, rather than
+    # each waiting in its own collective until --timeout.
+    for extra, words in [({"c": "broadcast"}, "--collectives broadcast there, allreduce on rank 0"),
+                         ({"e": "1M"}, "--max-bytes 1 MiB there, 1 KiB on rank 0"),
+                         ({"A": "ring"}, "--algorithms ring there, default on rank 0")]:
+        results, took = run_ranks(lambda r: quick(**(extra if r == 2 else {})), world=3)
+        assert took < 10, f"{extra}: {took:.1f} s of --timeout 20"
+        expected = (" runs another plan than rank 0: " + words +
+                    "; every process must be given the same options")
+        for rank, (code, out, err) in enumerate(results):
+            assert code == 2 and out == "", (extra, rank, results)
+            line = first_line(err)
+            assert line.startswith("commbench: env:// rendezvous: rank 2 on host "), (extra, err)
+            assert line.endswith(expected), (extra, rank, err)
+            assert len(err.splitlines()) == 1, (extra, err)
+
+
+def test_two_spellings_of_one_plan_run_together():
+    results, _ = run_ranks(lambda r: quick(e="1048576", min_time="5e-2") if r else
+                           quick(e="1M", format="json", output=os.path.join(tempdir(), "r.csv")))
+    assert [c for c, _, _ in results] == [0, 0], results
+
+
+def test_a_process_without_a_good_rank_tells_rank_0():
+    # RANK missing or not an integer on the last process: it says so, and tells rank 0, which
+    # ends every rank at once naming its host.
+    def without(rank, env):
+        if rank == 2:
+            del env["RANK"]
+
+    def word(rank, env):
+        if rank == 2:
+            env["RANK"] = "two"
+    for change, own, told in [
+            (without, "commbench: env:// launch: without RANK: ",
+             "commbench: env:// launch: a process without RANK on host "),
+            (word, "commbench: env:// launch: RANK='two' is not an integer",
+             "commbench: env:// launch: the process with RANK=two on host ")]:
+        results, took = run_ranks(lambda r: quick(), world=3, env_for=change)
+        assert took < 10, f"{took:.1f} s of --timeout 20: rank 0 did not hear of it"
+        assert [c for c, _, _ in results] == [2, 2, 2], results
+        assert first_line(results[2][2]).startswith(own), results[2]
+        for _, _, err in results[:2]:
+            assert first_line(err).startswith(told), err
+            assert len(err.splitlines()) == 1, err
+
+
+def test_a_command_line_refused_on_one_rank_ends_every_rank():
+    # A typo on one process's command line: it tells rank 0 as for bad variables; rank 0's own
+    # answers the ranks that reach it for a few seconds.
+    for bad, told in [(2, "commbench: env:// launch: the process with RANK=2 on host "),
+                      (0, "commbench: env:// launch: rank 0 on host ")]:
+        results, took = run_ranks(lambda r: quick(c="allreduc" if r == bad else "allreduce"),
+                                  world=3)
+        assert took < 10, f"rank {bad}: {took:.1f} s of --timeout 20"
+        assert [c for c, _, _ in results] == [2, 2, 2], (bad, results)
+        assert first_line(results[bad][2]).startswith("commbench: unknown collective 'allreduc'")
+        for rank, (_, _, err) in enumerate(results):
+            if rank != bad:
+                assert first_line(err).startswith(told), (bad, rank, err)
+                assert "unknown collective 'allreduc'" in first_line(err), (bad, rank, err)
+
+
+def test_a_process_that_cannot_reach_rank_0_is_named_with_the_likely_cause():
+    # Without MASTER_ADDR a process cannot tell rank 0: it says so itself at once, and rank 0's
+    # rendezvous names it with the likely cause when it gives up.
+    def without_addr(rank, env):
+        if rank == 1:
+            del env["MASTER_ADDR"]
+    results, took = run_ranks(lambda r: quick(timeout="6"), env_for=without_addr)
+    assert took < 6, f"{took:.1f} s"
+    assert results[1][0] == 2, results
+    assert first_line(results[1][2]).startswith("commbench: env:// launch: without MASTER_ADDR"), \
+        results[1]
+    code, _, err = results[0]
+    assert code == 1, results
+    assert "never came: rank 1 (not started, or unable to reach rank 0 to say why: MASTER_ADDR " \
+           "or MASTER_PORT missing there" in first_line(err), err
+
+
 def test_topo_and_probe_links():
     ranks = env_ranks.start(["here"] * 2, lambda r: ["topo", "--format", "json"])
     results, _ = ranks.wait()
@@ -193,4 +293,9 @@ if __name__ == "__main__":
           test_a_rank_past_world_size_tells_rank_0,
           test_a_port_in_use_and_a_missing_rank_are_named_within_the_timeout,
           test_a_killed_rank_is_named_by_the_others_within_the_timeout,
+          test_ranks_that_run_other_plans_end_every_rank_naming_the_option,
+          test_two_spellings_of_one_plan_run_together,
+          test_a_process_without_a_good_rank_tells_rank_0,
+          test_a_command_line_refused_on_one_rank_ends_every_rank,
+          test_a_process_that_cannot_reach_rank_0_is_named_with_the_likely_cause,
           test_topo_and_probe_links, test_under_torchrun])

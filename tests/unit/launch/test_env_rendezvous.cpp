@@ -46,14 +46,17 @@ LaunchInfo env_rank(int rank, int size, int port, const std::string& addr = "127
   return li;
 }
 
-// What each rank's `body` returned, or the error it threw ("exit N: line").
+// What each rank's `body` returned, or the error it threw ("exit N: line"); each rank runs
+// plans[rank] where given.
 std::vector<std::string> run_ranks(const std::vector<LaunchInfo>& ranks, double timeout,
-                                   const std::function<std::string(EnvRendezvous&)>& body) {
+                                   const std::function<std::string(EnvRendezvous&)>& body,
+                                   const std::vector<PlanFingerprint>& plans = {}) {
   std::vector<std::future<std::string>> futures;
   for (const auto& li : ranks) {
-    futures.push_back(std::async(std::launch::async, [&, li] {
+    PlanFingerprint plan = plans.empty() ? PlanFingerprint{} : plans[li.rank];
+    futures.push_back(std::async(std::launch::async, [&, li, plan] {
       try {
-        EnvRendezvous r(li, timeout);
+        EnvRendezvous r(li, timeout, plan);
         return body(r);
       } catch (const Error& e) {
         return "exit " + std::to_string(exit_code(e.kind())) + ": " + e.what();
@@ -181,6 +184,54 @@ TEST(EnvRendezvous, AProcessWithWrongVariablesTellsRankZero) {
             std::string::npos)
       << out[0];
   EXPECT_NE(out[0].find(": RANK 4 is not below WORLD_SIZE 4"), std::string::npos) << out[0];
+}
+
+PlanFingerprint plan_of(const std::string& collectives) {
+  PlanFingerprint f;
+  f.add("subcommand", "run");
+  f.add("--collectives", collectives);
+  f.add("--max-bytes", "1 KiB");
+  return f;
+}
+
+TEST(EnvRendezvous, RanksWithOnePlanMeet) {
+  const int port = free_port();
+  auto out = run_ranks({env_rank(0, 2, port), env_rank(1, 2, port)}, 20,
+                       [](EnvRendezvous&) { return std::string("met"); },
+                       {plan_of("allreduce"), plan_of("allreduce")});
+  EXPECT_EQ(out, (std::vector<std::string>{"met", "met"}));
+}
+
+TEST(EnvRendezvous, ARankThatRunsAnotherPlanEndsEveryRankNamingTheOption) {
+  const int port = free_port();
+  const auto start = Clock::now();
+  auto out = run_ranks({env_rank(0, 3, port), env_rank(1, 3, port), env_rank(2, 3, port)}, 30,
+                       [](EnvRendezvous&) { return std::string("met"); },
+                       {plan_of("allreduce"), plan_of("allreduce"), plan_of("broadcast")});
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
+  for (const auto& o : out) {
+    EXPECT_EQ(o.rfind("exit 2: env:// rendezvous: rank 2 on host ", 0), 0u) << o;
+    EXPECT_NE(o.find(" runs another plan than rank 0: --collectives broadcast there, allreduce "
+                     "on rank 0; every process must be given the same options"),
+              std::string::npos)
+        << o;
+  }
+}
+
+TEST(EnvRendezvous, AProcessWithoutRankTellsRankZero) {
+  const int port = free_port();
+  LaunchInfo bad = env_rank(0, 1, port);
+  bad.env_problem =
+      "env:// launch: without RANK: MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE are all needed";
+  ::unsetenv("RANK");
+  const auto start = Clock::now();
+  std::thread complainer([&] { tell_rendezvous_of_problem(bad, 20); });
+  auto out = run_ranks({env_rank(0, 2, port)}, 20, [](EnvRendezvous&) { return std::string(); });
+  complainer.join();
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(out[0].rfind("exit 2: env:// launch: a process without RANK on host ", 0), 0u)
+      << out[0];
+  EXPECT_NE(out[0].find(": without RANK: MASTER_ADDR"), std::string::npos) << out[0];
 }
 
 // Last: it claims this process's failure report (peer_loss.hpp), as a failing main thread does.
