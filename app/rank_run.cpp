@@ -22,6 +22,7 @@
 #include "common/temp_files.hpp"
 #include "common/version_info.hpp"
 #include "core/watchdog.hpp"
+#include "launch/peer_loss.hpp"
 #include "launch/progress.hpp"
 #include "launch/rank_status.hpp"
 #include "launch/start.hpp"
@@ -143,13 +144,22 @@ int run_this_rank(RankRun& run) {
   // A parent that gathers the ranks' ends prints the timeout from their status (naming a rank
   // it saw stopped); without one rank 0 prints it, and under env:// each rank its own.
   const bool parent = rank_status_wanted();
-  const bool speaker = bo.launch.rank == 0 || bo.launch.kind == LaunchInfo::Kind::Env;
-  Watchdog watchdog(run.plan.timeout, speaker && !parent);
+  const bool env = bo.launch.kind == LaunchInfo::Kind::Env;
+  const bool speaker = bo.launch.rank == 0 || env;
+  // Under env:// a watcher names a peer that ended (peer_loss.hpp), one whose watchdog fired
+  // too: the hook prints this rank's line once it has taken the report from the watcher, so
+  // that one line is printed, not both.
+  Watchdog watchdog(run.plan.timeout, speaker && !parent && !env);
   watchdog.name_rank(fmt::format("rank {}, host {}", bo.launch.rank, host_name()));
   bo.watchdog = &watchdog;
   // A timeout or an interrupt leaves no half-written output behind.
-  watchdog.on_fire([&watchdog, speaker] {
+  watchdog.on_fire([&watchdog, speaker, env] {
     remove_temp_files();
+    if (env) {
+      const std::string peer = failure_cause(std::chrono::milliseconds(0));
+      const std::string line = "commbench: " + (peer.empty() ? watchdog.fired_line() : peer) + "\n";
+      [[maybe_unused]] ssize_t w = ::write(STDERR_FILENO, line.data(), line.size());
+    }
     // Rank 0's line first: the others only waited with it, unless rank 0 cannot speak.
     if (!speaker) std::this_thread::sleep_for(std::chrono::milliseconds(500));
     record_rank_exit(4, watchdog.fired_line());

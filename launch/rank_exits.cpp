@@ -55,6 +55,9 @@ std::string describe(const RankExit& e) {
     }
     return fmt::format("{} was killed by signal {} ({})", who, e.code, what ? what : "unknown");
   }
+  if (e.code == kExitTimeout) {
+    return who + " timed out: it made no progress within --timeout (its watchdog ended it, exit 4)";
+  }
   return fmt::format("{} exited with code {}", who, e.code);
 }
 

@@ -31,8 +31,9 @@ void record_rank_signal(int sig) noexcept;
 // Async-signal-safe: records exit code `code` with no message (the rank printed it already).
 void record_rank_code(int code) noexcept;
 
-// Also told, where set, of record_rank_signal's and record_rank_code's ends: ranks without a
-// commbench parent (env://) tell their peers instead. Must be async-signal-safe.
+// Also told, where set, of record_rank_exit's, record_rank_signal's and record_rank_code's ends:
+// ranks without a commbench parent (env://) tell their peers instead. Must be
+// async-signal-safe.
 void set_rank_farewell(void (*farewell)(const char* how, int code)) noexcept;
 
 // SIGINT, SIGTERM and SIGHUP remove this process's temporary files (temp_files.hpp) and record

@@ -236,6 +236,23 @@ def test_a_process_that_cannot_reach_rank_0_is_named_with_the_likely_cause():
            "or MASTER_PORT missing there" in first_line(err), err
 
 
+def test_ranks_that_time_out_together_say_so_once_each():
+    # Rank 0 never enters the collective: both watchdogs fire at the same deadline. Each rank
+    # prints one line, its own timeout or the peer's, never a kill that did not happen.
+    def hang_rank_0(rank, env):
+        env["COMMBENCH_TEST_FAULT"] = "hang:0"
+    results, took = run_ranks(lambda r: quick(timeout="5"), env_for=hang_rank_0)
+    assert took < 15, f"{took:.1f} s"
+    for rank, (code, _, err) in enumerate(results):
+        assert code in (1, 4), results
+        assert len(err.splitlines()) == 1, (rank, err)
+        line = first_line(err)
+        assert (line.startswith("commbench: timeout: allreduce 8 B float sum made no progress for "
+                                f"5 s (--timeout) on rank {rank}, host ")
+                or line.startswith(f"commbench: rank {1 - rank} timed out: it made no progress "
+                                   "within --timeout")), (rank, err)
+
+
 def test_topo_and_probe_links():
     ranks = env_ranks.start(["here"] * 2, lambda r: ["topo", "--format", "json"])
     results, _ = ranks.wait()
@@ -298,4 +315,5 @@ if __name__ == "__main__":
           test_a_process_without_a_good_rank_tells_rank_0,
           test_a_command_line_refused_on_one_rank_ends_every_rank,
           test_a_process_that_cannot_reach_rank_0_is_named_with_the_likely_cause,
+          test_ranks_that_time_out_together_say_so_once_each,
           test_topo_and_probe_links, test_under_torchrun])
