@@ -123,21 +123,11 @@ std::string EnvRendezvous::who(int rank) const {
 
 void EnvRendezvous::serve(int port, double seconds) {
   const auto deadline = deadline_after(seconds);
-  int listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listen_fd < 0) runtime_error("socket: {}", std::strerror(errno));
-  int one = 1;
-  ::setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_addr.s_addr = htonl(INADDR_ANY);
-  sin.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::bind(listen_fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 ||
-      ::listen(listen_fd, 1024) != 0) {
+  const int listen_fd = env_wire::listen_on(port);
+  if (listen_fd < 0) {
     const int err = errno;
-    ::close(listen_fd);
     runtime_error(
-        "env:// rendezvous: rank 0 cannot listen on MASTER_PORT {}: {}{}", ntohs(sin.sin_port),
-        std::strerror(err),
+        "env:// rendezvous: rank 0 cannot listen on MASTER_PORT {}: {}{}", port, std::strerror(err),
         err == EADDRINUSE ? " (another process holds it: give this job a free MASTER_PORT)" : "");
   }
   fds_.assign(static_cast<std::size_t>(size_), -1);
@@ -185,7 +175,7 @@ void EnvRendezvous::serve(int port, double seconds) {
                        "within {:g} s; never came: rank{} {} (not started, or unable to reach "
                        "rank 0 to say why: MASTER_ADDR or MASTER_PORT missing there, or not rank "
                        "0's; its own log says which)",
-                       joined, size_, ntohs(sin.sin_port), seconds, missing.size() > 1 ? "s" : "",
+                       joined, size_, port, seconds, missing.size() > 1 ? "s" : "",
                        ranks_text(missing)));
     }
     int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
@@ -500,18 +490,8 @@ namespace {
 // timeout.
 void refuse_ranks_until(const LaunchInfo& launch, Clock::time_point deadline, int world,
                         const std::string& line) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_addr.s_addr = htonl(INADDR_ANY);
-  sin.sin_port = htons(static_cast<std::uint16_t>(launch.master_port));
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 ||
-      ::listen(fd, 1024) != 0) {
-    if (fd >= 0) ::close(fd);
-    return;
-  }
+  const int fd = env_wire::listen_on(launch.master_port);
+  if (fd < 0) return;  // the port is another's: the ranks time out naming rank 0
   for (int told = 0; told < world - 1 && Clock::now() < deadline;) {
     pollfd pfd{fd, POLLIN, 0};
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());

@@ -34,6 +34,8 @@ bool send_frame(int fd, Type type, const std::string& payload);
 // The next frame, or nullopt on end of stream, error, timeout or a malformed frame.
 std::optional<Frame> read_frame(int fd, Clock::time_point deadline);
 
+// A TCP socket listening on `port` at every IPv4 address, or -1 with errno set.
+int listen_on(int port);
 // A connected TCP socket to `address` (IPv4 text) and `port`, or -1 with `error` set.
 int connect_to(const std::string& address, int port, Clock::time_point deadline,
                std::string& error);
