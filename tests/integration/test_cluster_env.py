@@ -73,6 +73,21 @@ def test_a_wrong_world_size_on_one_host_ends_every_rank_with_one_line():
             assert len(err.splitlines()) == 1, err
 
 
+def test_another_plan_on_one_host_is_named_by_its_host():
+    def args(rank):
+        return ["run", "-B", "gloo", "-c", "broadcast" if rank == 3 else "allreduce", "-e", "1K",
+                "--timeout", "30"]
+    with emulated_cluster(3) as c:
+        results, took = start(c, args).wait(timeout=60)
+        assert took < 15, f"{took:.1f} s"
+        for code, out, err in results:
+            assert code == 2 and out == "", results
+            assert first_line(err) == (
+                "commbench: env:// rendezvous: rank 3 on host h2 runs another plan than rank 0: "
+                "--collectives broadcast there, allreduce on rank 0; every process must be given "
+                "the same options"), err
+
+
 def test_a_host_killed_mid_run_is_named_by_the_survivors():
     args = ["run", "-B", "gloo", "-c", "allreduce", "-b", "1K", "-e", "1K", "--min-time", "60",
             "--format", "csv", "--progress", "never", "--timeout", "30"]
@@ -126,5 +141,6 @@ def test_a_host_cut_off_mid_run_is_named_by_the_survivors():
 if __name__ == "__main__":
     main([test_run_gloo_topo_and_links_across_3_hosts_2_ranks_each,
           test_a_wrong_world_size_on_one_host_ends_every_rank_with_one_line,
+          test_another_plan_on_one_host_is_named_by_its_host,
           test_a_host_killed_mid_run_is_named_by_the_survivors,
           test_a_host_cut_off_mid_run_is_named_by_the_survivors])
