@@ -4,6 +4,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/env_launch.hpp"
 #include "launch/env_wire.hpp"
@@ -104,6 +106,37 @@ TEST(EnvLaunch, UnderTorchrunsAgentStoreRankZeroServesOnTheNextPort) {
   EXPECT_EQ(out.master_port, 29501);
   env.vars["MASTER_PORT"] = "65535";
   EXPECT_NE(problem_of(env).find("below 65535"), std::string::npos) << problem_of(env);
+}
+
+TEST(EnvLaunch, AProcessWithBadVariablesStillKnowsWhereRankZeroServes) {
+  // So that it can tell rank 0 why it cannot start: RANK missing, not an integer, too large.
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"RANK", ""}, {"RANK", "two"}, {"WORLD_SIZE", ""}, {"LOCAL_RANK", "9"}}) {
+    FakeEnv env = torchrun_rank("1", "6");
+    if (value.empty()) {
+      env.vars.erase(name);
+    } else {
+      env.vars[name] = value;
+    }
+    env.vars["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+    EnvLaunch out;
+    EXPECT_NE(read_env_launch(env.lookup(), out), "") << name;
+    EXPECT_EQ(out.master_addr, "node0") << name;
+    EXPECT_EQ(out.master_port, 29501) << name << ": the port rank 0 serves on";
+  }
+  // Without a port it can use, it cannot tell anyone.
+  for (const std::string port : {"", "http", "0"}) {
+    FakeEnv env = torchrun_rank("1", "6");
+    env.vars.erase("RANK");
+    if (port.empty()) {
+      env.vars.erase("MASTER_PORT");
+    } else {
+      env.vars["MASTER_PORT"] = port;
+    }
+    EnvLaunch out;
+    EXPECT_NE(read_env_launch(env.lookup(), out), "");
+    EXPECT_EQ(out.master_port, 0) << port;
+  }
 }
 
 TEST(EnvLaunch, MetaGetsTheConventionsVariablesOnly) {
