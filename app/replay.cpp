@@ -225,7 +225,7 @@ PlanFingerprint replay_fingerprint(const ReplayPlan& plan) {
   f.add("--model/--preset",
         fmt::format("{}: {} parameters, {}, digest {}",
                     plan.model.source.empty() ? "a model file" : plan.model.name,
-                    plan.model.params.size(), exact_size(plan.model.bytes()), params.digest()));
+                    plan.model.params.size(), format_size(plan.model.bytes()), params.digest()));
   f.add("--pattern", plan.pattern);
   std::string caps;
   for (double mb : plan.caps_mb) caps += fmt::format("{}{}", caps.empty() ? "" : ",", mb);

@@ -173,6 +173,19 @@ def test_ranks_that_run_other_plans_end_every_rank_naming_the_option():
             assert len(err.splitlines()) == 1, (extra, err)
 
 
+def test_another_subcommand_or_model_is_named():
+    replay = ["replay", "-B", "gloo", "-n", "2", "-w", "1", "--format", "json", "--preset"]
+    for odd, words in [(["topo"], "subcommand topo there, run on rank 0"),
+                       (replay + ["resnet50"], "--model/--preset resnet50: ")]:
+        first = quick() if odd[0] == "topo" else replay + ["gpt2"]
+        results, took = run_ranks(lambda r: odd if r == 1 else first)
+        assert took < 10, f"{took:.1f} s"
+        for code, _, err in results:
+            assert code == 2, results
+            assert first_line(err).startswith("commbench: env:// rendezvous: rank 1 on host "), err
+            assert "runs another plan than rank 0: " + words in first_line(err), err
+
+
 def test_two_spellings_of_one_plan_run_together():
     results, _ = run_ranks(lambda r: quick(e="1048576", min_time="5e-2") if r else
                            quick(e="1M", format="json", output=os.path.join(tempdir(), "r.csv")))
@@ -311,6 +324,7 @@ if __name__ == "__main__":
           test_a_port_in_use_and_a_missing_rank_are_named_within_the_timeout,
           test_a_killed_rank_is_named_by_the_others_within_the_timeout,
           test_ranks_that_run_other_plans_end_every_rank_naming_the_option,
+          test_another_subcommand_or_model_is_named,
           test_two_spellings_of_one_plan_run_together,
           test_a_process_without_a_good_rank_tells_rank_0,
           test_a_command_line_refused_on_one_rank_ends_every_rank,
