@@ -15,25 +15,36 @@ std::string outlier_cause(const std::vector<double>& samples,
   const double p50 = percentile_sorted(sorted, 50);
   const bool tail = sorted.back() > kOutlierTailFactor * p50;
   const double limit = (tail ? kOutlierTailFactor : kOutlierMeanFactor) * p50;
-  std::size_t slow = 0, faulted = 0, preempted = 0, with_slow = 0, timed = 0;
+  std::size_t slow = 0, faulted = 0, preempted = 0;
   for (const BatchFaults& b : batches) {
     std::size_t here = 0;
     for (std::size_t i = b.first; i < std::min(b.end, samples.size()); ++i) {
       here += samples[i] > limit ? 1 : 0;
     }
-    timed += b.end > b.first ? 1 : 0;
-    with_slow += here > 0 ? 1 : 0;
     slow += here;
     if (b.fault_bytes > 0) {
       faulted += here;
-    } else if (b.preemptions > 0) {
-      preempted += here;
+    } else {
+      // A preemption stalls the call it lands in, and the peers' calls that wait for it: it
+      // accounts for a few slow iterations, not for thousands in a batch.
+      preempted += std::min(here, static_cast<std::size_t>(kSlowPerPreemption * b.preemptions));
     }
   }
   if (slow == 0) return "";
   if (2 * faulted > slow) return kPageFaultCause;
   if (2 * preempted > slow) return kPreemptedCause;
-  const bool steady = timed >= 3 && static_cast<double>(with_slow) >= kSteadyBatchShare * timed;
+  // A rhythm recurs through the whole measurement; a burst (the host busy for a while) fills a
+  // stretch of it. The samples in kSteadySegments equal stretches, in order.
+  const std::size_t n = samples.size(), per = n / kSteadySegments;
+  std::size_t with_slow = 0;
+  for (std::size_t k = 0; per > 0 && k < kSteadySegments; ++k) {
+    const auto first = samples.begin() + static_cast<std::ptrdiff_t>(k * per);
+    with_slow += std::any_of(first, first + static_cast<std::ptrdiff_t>(per),
+                             [&](double x) { return x > limit; })
+                     ? 1
+                     : 0;
+  }
+  const bool steady = per > 0 && static_cast<double>(with_slow) >= kSteadyShare * kSteadySegments;
   return 2 * (slow - faulted - preempted) > slow && steady ? kSteadyCause : "";
 }
 

@@ -20,13 +20,17 @@ struct BatchFaults {
 };
 
 // The cause of the slow iterations among `samples` (each the max over ranks): kPageFaultCause
-// when more than half of them lie in batches that faulted; kPreemptedCause when more than half
-// lie in batches where a rank was preempted; kSteadyCause when most lie in batches with neither
-// and slow iterations recur in at least kSteadyBatchShare of the batches (at least 3); else "".
-// Slow: above 10 x the median where any are, else above 1.5 x it (the has_outliers factors).
+// when more than half of them lie in batches that faulted; kPreemptedCause when preemptions
+// account for more than half: in each batch without faults, at most kSlowPerPreemption slow
+// iterations per preemption (the most of any rank); kSteadyCause when most are accounted for by
+// neither and slow iterations recur in at least kSteadyShare of kSteadySegments equal stretches
+// of the samples, in order; else "". Slow: above 10 x the median where any are, else above
+// 1.5 x it (the has_outliers factors).
 std::string outlier_cause(const std::vector<double>& samples,
                           const std::vector<BatchFaults>& batches);
 
-inline constexpr double kSteadyBatchShare = 0.75;
+inline constexpr std::size_t kSteadySegments = 8;
+inline constexpr double kSteadyShare = 0.75;
+inline constexpr double kSlowPerPreemption = 4;
 
 }  // namespace cb

@@ -88,10 +88,9 @@ class TableWriter : public Writer {
     const std::size_t per_series = is_barrier ? 3 : split ? 7 : 6;
     for (const auto& [backend, algo, place] : series) {
       std::vector<std::string> cols =
-          is_barrier
-              ? std::vector<std::string>{"time", "p50", "p99"}
-              : std::vector<std::string>{"time", "p50", "algbw(GB/s)", "busbw(GB/s)", "#wrong",
-                                         "eff"};
+          is_barrier ? std::vector<std::string>{"time", "p50", "p99"}
+                     : std::vector<std::string>{"time",        "p50",    "algbw(GB/s)",
+                                                "busbw(GB/s)", "#wrong", "eff"};
       if (split) cols.push_back("tax");
       std::string title = fmt::format("{}/{} {}", backend, algo, placement_title(place));
       for (std::size_t i = 0; i < cols.size(); ++i) {
@@ -262,8 +261,9 @@ class TableWriter : public Writer {
                               "the calls)",
                               format_size(static_cast<std::uint64_t>(most_faults))));
     part(preempted,
-         "in timed batches where a rank was preempted (another process or thread took its core: "
-         "the machine was busy or ranks share cores; pin ranks or quiet the machine)");
+         "in timed batches where a rank was preempted (another process or thread took its core, "
+         "a library's own progress thread included: the machine was busy or ranks share cores; "
+         "give each rank a core of its own, or quiet the machine)");
     part(steady,
          "in every timed batch, with neither (the library's own rhythm, e.g. flow control of "
          "back-to-back calls: time_us, the mean, is the figure)");
@@ -273,8 +273,8 @@ class TableWriter : public Writer {
     out_ << fmt::format(
         "#\n# warning: {} of {} case{} had outliers (mean > {:g} x p50 or p99 > {:g} x p50): "
         "{}\n",
-        n, records_.size(), records_.size() == 1 ? "" : "s", kOutlierMeanFactor,
-        kOutlierTailFactor, fmt::join(why, "; "));
+        n, records_.size(), records_.size() == 1 ? "" : "s", kOutlierMeanFactor, kOutlierTailFactor,
+        fmt::join(why, "; "));
   }
 
   std::ostream& out_;

@@ -43,37 +43,51 @@ TEST(OutlierCause, SlowIterationsInAPreemptedBatchArePreemption) {
   EXPECT_EQ(outlier_cause(samples_with({12}), batches), "");
 }
 
+TEST(OutlierCause, APreemptionAccountsForAFewSlowIterationsNotForThousands) {
+  // 40 slow calls, 10 in each of four batches, and one preemption in each: four preemptions
+  // account for at most 16 of them, so the rest recur in every batch without a cause outside.
+  std::vector<double> s(400, 1.0);
+  for (std::size_t i = 0; i < 400; i += 10) s[i] = 50.0;
+  std::vector<BatchFaults> b = {
+      {0, 100, 0, 1}, {100, 200, 0, 1}, {200, 300, 0, 1}, {300, 400, 0, 1}};
+  EXPECT_EQ(outlier_cause(s, b), kSteadyCause);
+  for (auto& batch : b) batch.preemptions = 3;  // 12 a batch: 48 > 40, every slow call
+  EXPECT_EQ(outlier_cause(s, b), kPreemptedCause);
+}
+
 TEST(OutlierCause, PageFaultsComeFirstWhereABatchWasBothFaultedAndPreempted) {
   EXPECT_EQ(outlier_cause(samples_with({2}), {{0, 10, 4096, 3}, {10, 20, 0, 0}}), kPageFaultCause);
 }
 
-// 40 samples of 1 us in four batches of 10, none faulted or preempted.
-std::vector<BatchFaults> four_quiet_batches() {
-  return {{0, 10}, {10, 20}, {20, 30}, {30, 40}};
+// 80 samples of 1 us in two quiet batches of 40 (eight stretches of 10).
+std::vector<BatchFaults> two_quiet_batches() {
+  return {{0, 40}, {40, 80}};
 }
 
-TEST(OutlierCause, SlowCallsInEveryQuietBatchAreTheLibrarysRhythm) {
-  std::vector<double> s(40, 1.0);
-  for (std::size_t i : {3, 13, 23, 33}) s[i] = 50.0;
-  EXPECT_EQ(outlier_cause(s, four_quiet_batches()), kSteadyCause);
-  s[33] = 1.0;  // three of four batches: still at least 3/4 of them
-  EXPECT_EQ(outlier_cause(s, four_quiet_batches()), kSteadyCause);
+TEST(OutlierCause, SlowCallsThroughTheWholeQuietMeasurementAreTheLibrarysRhythm) {
+  std::vector<double> s(80, 1.0);
+  for (std::size_t i = 5; i < 80; i += 10) s[i] = 50.0;  // one in each stretch
+  EXPECT_EQ(outlier_cause(s, two_quiet_batches()), kSteadyCause);
+  s[75] = s[65] = 1.0;  // six stretches of eight: still 3/4 of them
+  EXPECT_EQ(outlier_cause(s, two_quiet_batches()), kSteadyCause);
+  s[55] = 1.0;  // five of eight: not
+  EXPECT_EQ(outlier_cause(s, two_quiet_batches()), "");
 }
 
-TEST(OutlierCause, SlowCallsInFewQuietBatchesHaveNoCauseSeen) {
-  std::vector<double> s(40, 1.0);
-  s[3] = s[13] = 50.0;  // two of four batches: a burst, not a rhythm
-  EXPECT_EQ(outlier_cause(s, four_quiet_batches()), "");
-  // Two batches are too few to tell a rhythm from chance.
-  EXPECT_EQ(outlier_cause(samples_with({2, 12}), {{0, 10}, {10, 20}}), "");
+TEST(OutlierCause, ABurstOfSlowCallsHasNoCauseSeen) {
+  std::vector<double> s(80, 1.0);
+  for (std::size_t i = 30; i < 50; ++i) s[i] = 50.0;  // the host busy for a while
+  EXPECT_EQ(outlier_cause(s, two_quiet_batches()), "");
+  // Too few samples to cut into stretches.
+  EXPECT_EQ(outlier_cause({1.0, 50.0, 1.0}, {{0, 3}}), "");
 }
 
-TEST(OutlierCause, ARhythmNeedsMostSlowCallsOutsideFaultedAndPreemptedBatches) {
-  std::vector<double> s(40, 1.0);
-  for (std::size_t i : {3, 4, 13, 14, 23, 33}) s[i] = 50.0;
-  std::vector<BatchFaults> b = four_quiet_batches();
+TEST(OutlierCause, ARhythmNeedsMostSlowCallsUnaccountedForByPreemption) {
+  std::vector<double> s(80, 1.0);
+  for (std::size_t i = 5; i < 80; i += 10) s[i] = 50.0;  // 4 slow calls in each batch
+  std::vector<BatchFaults> b = two_quiet_batches();
   b[0].preemptions = 1;
-  b[1].preemptions = 1;  // 4 of 6 slow calls preempted: preemption, not a rhythm
+  b[1].preemptions = 1;  // accounting for all 8: preemption, not a rhythm
   EXPECT_EQ(outlier_cause(s, b), kPreemptedCause);
 }
 
