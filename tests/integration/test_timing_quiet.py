@@ -127,7 +127,7 @@ def test_warm_up_absorbs_the_page_faults_of_a_case_first_calls():
     # and its time stopped falling (or 10 budgets passed), so none are left.
     row, lines = warm_up_run("faults:1:4194304:11")
     assert float(row["fault_bytes"]) == 0, row
-    assert row["outlier_cause"] == "", row
+    assert row["outlier_cause"] != "page faults", row  # the machine may still preempt it
     for d in lines:
         assert d["warmup_iters"] > 11 and d["warmup_end"] != "faults on every call", d
 
