@@ -1,6 +1,7 @@
 #include "collectives/engine/outlier_cause.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "collectives/engine/stats.hpp"
 #include "common/record.hpp"
@@ -22,13 +23,14 @@ std::string outlier_cause(const std::vector<double>& samples,
       here += samples[i] > limit ? 1 : 0;
     }
     slow += here;
-    if (b.fault_bytes > 0) {
-      faulted += here;
-    } else {
-      // A preemption stalls the call it lands in, and the peers' calls that wait for it: it
-      // accounts for a few slow iterations, not for thousands in a batch.
-      preempted += std::min(here, static_cast<std::size_t>(kSlowPerPreemption * b.preemptions));
-    }
+    // A page faulted in stalls the call that touches it: a stray page (the kernel reclaiming
+    // one) accounts for one slow iteration, a library mapping megabytes for every one. A
+    // preemption stalls the call it lands in and the peers' calls that wait for it: a few.
+    const auto pages = static_cast<std::size_t>(std::ceil(b.fault_bytes / kPageBytes));
+    const std::size_t by_faults = std::min(here, pages);
+    faulted += by_faults;
+    preempted +=
+        std::min(here - by_faults, static_cast<std::size_t>(kSlowPerPreemption * b.preemptions));
   }
   if (slow == 0) return "";
   if (2 * faulted > slow) return kPageFaultCause;

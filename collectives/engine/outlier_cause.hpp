@@ -19,18 +19,19 @@ struct BatchFaults {
   double preemptions = 0;
 };
 
-// The cause of the slow iterations among `samples` (each the max over ranks): kPageFaultCause
-// when more than half of them lie in batches that faulted; kPreemptedCause when preemptions
-// account for more than half: in each batch without faults, at most kSlowPerPreemption slow
-// iterations per preemption (the most of any rank); kSteadyCause when most are accounted for by
-// neither and slow iterations recur in at least kSteadyShare of kSteadySegments equal stretches
-// of the samples, in order; else "". Slow: above 10 x the median where any are, else above
-// 1.5 x it (the has_outliers factors).
+// The cause of the slow iterations among `samples` (each the max over ranks). In each batch
+// the pages faulted in account for one slow iteration each, and the preemptions (the most of any
+// rank) for kSlowPerPreemption each of the rest. kPageFaultCause when faults account for more
+// than half of all slow iterations; kPreemptedCause when preemptions do; kSteadyCause when
+// neither accounts for most and slow iterations recur in at least kSteadyShare of
+// kSteadySegments equal stretches of the samples, in order; else "". Slow: above 10 x the median
+// where any are, else above 1.5 x it (the has_outliers factors).
 std::string outlier_cause(const std::vector<double>& samples,
                           const std::vector<BatchFaults>& batches);
 
 inline constexpr std::size_t kSteadySegments = 8;
 inline constexpr double kSteadyShare = 0.75;
 inline constexpr double kSlowPerPreemption = 4;
+inline constexpr double kPageBytes = 4096;
 
 }  // namespace cb

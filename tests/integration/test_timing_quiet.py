@@ -126,7 +126,10 @@ def test_warm_up_absorbs_the_page_faults_of_a_case_first_calls():
     # leave some of them to the timed loop; this one goes on until a batch took no page fault
     # and its time stopped falling (or 10 budgets passed), so none are left.
     row, lines = warm_up_run("faults:1:4194304:11")
-    assert float(row["fault_bytes"]) == 0, row
+    # Less than one faulting call's 4 MiB in the whole timed loop (fault_bytes is per timed
+    # call, twice iters where fast cases time twin batches): a stray page the kernel reclaimed
+    # and faulted back is not one of the case's first calls.
+    assert float(row["fault_bytes"]) * 2 * int(row["iters"]) < 4194304, row
     assert row["outlier_cause"] != "page faults", row  # the machine may still preempt it
     for d in lines:
         assert d["warmup_iters"] > 11 and d["warmup_end"] != "faults on every call", d
@@ -135,17 +138,22 @@ def test_warm_up_absorbs_the_page_faults_of_a_case_first_calls():
 def test_slow_iterations_of_ranks_sharing_their_cores_with_a_hog_are_put_down_to_preemption():
     # One busy process per CPU: every rank's core has another runnable thread, so the ranks are
     # switched out for it while timed, and the slow iterations lie in batches where a rank was.
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-            for _ in range(os.cpu_count() or 1)]
-    try:
-        p = run(["run", "-B", "mpi", "-c", "allreduce", "-b", "8", "-e", "8", "--min-time",
-                 "0.3", "--no-check", "--progress", "never", "--format", "csv"], np=2, check=0,
-                timeout=120)
-    finally:
-        for h in hogs:
-            h.kill()
-            h.wait()
-    row = parse_csv(p.stdout)[0]
+    # (Where other work loads the machine beyond the hogs, every call can be as slow as the
+    # next, with no outliers to attribute: up to three tries.)
+    for _ in range(3):
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(os.cpu_count() or 1)]
+        try:
+            p = run(["run", "-B", "mpi", "-c", "allreduce", "-b", "8", "-e", "8", "--min-time",
+                     "0.3", "--no-check", "--progress", "never", "--format", "csv"], np=2,
+                    check=0, timeout=120)
+        finally:
+            for h in hogs:
+                h.kill()
+                h.wait()
+        row = parse_csv(p.stdout)[0]
+        if row["outliers"] == "true":
+            break
     assert row["outliers"] == "true", row
     assert row["outlier_cause"] == "preempted", row
     assert float(row["fault_bytes"]) == 0, row

@@ -32,8 +32,19 @@ TEST(OutlierCause, SlowIterationsOutsideFaultingBatchesAreNotPutDownToThem) {
 TEST(OutlierCause, WithoutATailTheIterationsAboveOneAndAHalfTimesTheMedianCount) {
   std::vector<double> s(20, 1.0);
   s[3] = s[4] = 2.0;  // slow, yet under 10 x the median
-  EXPECT_EQ(outlier_cause(s, {{0, 10, 4096}, {10, 20, 0}}), kPageFaultCause);
-  EXPECT_EQ(outlier_cause(s, {{0, 10, 0}, {10, 20, 4096}}), "");
+  EXPECT_EQ(outlier_cause(s, {{0, 10, 8192}, {10, 20, 0}}), kPageFaultCause);
+  EXPECT_EQ(outlier_cause(s, {{0, 10, 0}, {10, 20, 8192}}), "");
+}
+
+TEST(OutlierCause, AStrayPageAccountsForOneSlowIterationNotForThousands) {
+  // A CPU hog's slow calls all through the samples, and one page faulted in the first batch:
+  // the preemptions account for them, not the page.
+  std::vector<double> s(400, 1.0);
+  for (std::size_t i = 0; i < 400; i += 10) s[i] = 50.0;
+  std::vector<BatchFaults> b = {{0, 300, 4096, 30}, {300, 400, 0, 10}};
+  EXPECT_EQ(outlier_cause(s, b), kPreemptedCause);
+  b[0].fault_bytes = 30 * 4096.0;  // a page for each slow call of the batch: most of them
+  EXPECT_EQ(outlier_cause(s, b), kPageFaultCause);
 }
 
 TEST(OutlierCause, SlowIterationsInAPreemptedBatchArePreemption) {
