@@ -156,7 +156,6 @@ def test_slow_iterations_of_ranks_sharing_their_cores_with_a_hog_are_put_down_to
             break
     assert row["outliers"] == "true", row
     assert row["outlier_cause"] == "preempted", row
-    assert float(row["fault_bytes"]) == 0, row
 
 
 def test_warm_up_stops_for_a_library_that_faults_on_every_call():
