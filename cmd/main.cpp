@@ -25,13 +25,6 @@ bool reporting_rank(cb::ErrorKind kind) {
   return launch.rank == 0 || launch.kind == cb::LaunchInfo::Kind::Env;
 }
 
-std::string one_line(std::string s) {
-  for (auto& c : s) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return s;
-}
-
 // Whether this process is one of a launch's ranks: the subcommands that meet their peers (an
 // env:// one tells rank 0 of a failure before they meet).
 bool g_meets_ranks = false;
@@ -132,20 +125,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return printed(app.exit(e));
   } catch (const CLI::ParseError& e) {
-    return failed(cb::kExitUsage, one_line(e.what()) + " (see commbench --help)",
+    return failed(cb::kExitUsage, cb::one_line(e.what()) + " (see commbench --help)",
                   reporting_rank(cb::ErrorKind::Usage));
   } catch (const cb::Error& e) {
-    return failed(cb::exit_code(e.kind()), one_line(e.what()), reporting_rank(e.kind()));
+    return failed(cb::exit_code(e.kind()), cb::one_line(e.what()), reporting_rank(e.kind()));
   }
   try {
     int code = action ? action() : 0;
     cb::flush_stdout();  // output lost on the way (a full disk, /dev/full) is a failure
     return finished(code);
   } catch (const cb::Error& e) {
-    return failed(cb::exit_code(e.kind()), one_line(e.what()), reporting_rank(e.kind()));
+    return failed(cb::exit_code(e.kind()), cb::one_line(e.what()), reporting_rank(e.kind()));
   } catch (const std::bad_alloc&) {
     return failed(cb::kExitRuntime, "out of memory", true);
   } catch (const std::exception& e) {
-    return failed(cb::kExitRuntime, "error: " + one_line(e.what()), true);
+    return failed(cb::kExitRuntime, "error: " + cb::one_line(e.what()), true);
   }
 }

@@ -20,4 +20,11 @@ int exit_code(ErrorKind kind) {
   return kExitRuntime;
 }
 
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
 }  // namespace cb

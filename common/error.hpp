@@ -37,6 +37,10 @@ class Error : public std::runtime_error {
 
 int exit_code(ErrorKind kind);
 
+// A message as one line: its line ends turned into spaces (an error line on stderr, a field of a
+// line-based wire message).
+std::string one_line(std::string text);
+
 template <typename... Args>
 [[noreturn]] void fail(ErrorKind kind, fmt::format_string<Args...> format, Args&&... args) {
   throw Error(kind, fmt::format(format, std::forward<Args>(args)...));

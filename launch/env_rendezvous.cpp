@@ -57,13 +57,6 @@ std::string where(const std::string& addr, int port) { return addr + ":" + std::
   throw Error(code == kExitUsage ? ErrorKind::Usage : ErrorKind::Runtime, line);
 }
 
-// A value that may hold anything, as one line of a message.
-std::string one_line(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text;
-}
-
 std::string ranks_text(const std::vector<int>& ranks) {
   std::string out;
   for (std::size_t i = 0; i < ranks.size() && i < 16; ++i)
