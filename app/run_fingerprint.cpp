@@ -8,6 +8,7 @@
 #include "collectives/backends/registry.hpp"
 #include "collectives/catalogue/catalogue.hpp"
 #include "collectives/catalogue/dtype.hpp"
+#include "common/units.hpp"
 #include "common/version_info.hpp"
 
 namespace cb {
@@ -120,16 +121,6 @@ bool backend_flag(const std::string& long_name) {
 }
 
 }  // namespace
-
-std::string exact_size(std::uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (unit < 4 && bytes >= 1024 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return fmt::format("{} {}", bytes, kUnits[unit]);
-}
 
 const std::map<std::string, std::string>& run_options_not_agreed() {
   static const std::map<std::string, std::string> rows = {

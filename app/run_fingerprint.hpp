@@ -26,7 +26,4 @@ PlanFingerprint run_fingerprint(const RunPlan& plan,
 // The rows of run_flags() that are no part of the fingerprint, by long name, with why.
 const std::map<std::string, std::string>& run_options_not_agreed();
 
-// Sizes as the fingerprint spells them, exactly: "1 MiB", "1025 KiB", "1000 B".
-std::string exact_size(std::uint64_t bytes);
-
 }  // namespace cb

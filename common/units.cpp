@@ -52,6 +52,16 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
   return value << shift;
 }
 
+std::string exact_size(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (unit < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return fmt::format("{} {}", bytes, kUnits[unit]);
+}
+
 std::string format_size(std::uint64_t bytes) {
   static constexpr std::array<const char*, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

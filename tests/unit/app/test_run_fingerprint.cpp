@@ -8,6 +8,8 @@
 #include <set>
 #include <utility>
 
+#include "common/units.hpp"
+
 namespace cb {
 namespace {
 
