@@ -5,7 +5,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "common/error.hpp"
 #include "report/format/writer.hpp"
@@ -105,12 +104,9 @@ void for_each_line(std::string_view text, F each) {
   }
 }
 
-// Reads .jsonl records from the lines `for_each` hands over (from text in memory, or from the
-// file itself, so that a file of hundreds of megabytes is never held whole).
-template <typename ForEach>
-void read_lines(ForEach for_each, ResultFile& file) {
+void read_lines(std::string_view text, ResultFile& file) {
   int number = 0;
-  for_each([&](std::string_view line) {
+  for_each_line(text, [&](std::string_view line) {
     ++number;
     if (blank(line)) return;
     std::string place = fmt::format("{}:{}", file.path, number);
@@ -127,11 +123,10 @@ void read_lines(ForEach for_each, ResultFile& file) {
   });
 }
 
-template <typename ForEach>
-void read_csv(ForEach for_each, ResultFile& file) {
+void read_csv(std::string_view text, ResultFile& file) {
   int number = 0;
   bool header = false;
-  for_each([&](std::string_view line) {
+  for_each_line(text, [&](std::string_view line) {
     ++number;
     if (blank(line)) return;
     std::vector<std::string> fields = csv_split(line);
@@ -146,7 +141,6 @@ void read_csv(ForEach for_each, ResultFile& file) {
     std::string place = fmt::format("{}:{}", file.path, number);
     file.records.push_back(record_from_fields(fields, place));
   });
-  if (!header) usage_error("{}: file is empty: {}", file.path, kAccepted);
 }
 
 std::string format_of(const std::string& path, std::string_view text) {
@@ -171,13 +165,12 @@ ResultFile parse_result_text(std::string_view text, const std::string& path) {
   ResultFile file;
   file.path = path;
   file.format = format_of(path, text);
-  auto lines = [&](auto each) { for_each_line(text, each); };
   if (file.format == "json") {
     read_document(text, file);
   } else if (file.format == "jsonl") {
-    read_lines(lines, file);
+    read_lines(text, file);
   } else {
-    read_csv(lines, file);
+    read_csv(text, file);
   }
   return file;
 }
@@ -189,34 +182,11 @@ ResultFile read_result_file(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) usage_error("cannot read result file '{}': {}", path, std::strerror(errno));
-  auto failed = [&] {
-    if (in.bad()) usage_error("cannot read result file '{}': {}", path, std::strerror(errno));
-  };
-  // .jsonl and .csv a line at a time: only their records are held, never the whole text.
-  if (ends_with(path, ".jsonl") || ends_with(path, ".csv")) {
-    ResultFile file;
-    file.path = path;
-    file.format = ends_with(path, ".csv") ? "csv" : "jsonl";
-    auto lines = [&](auto each) {
-      for (std::string line; std::getline(in, line);) each(std::string_view(line));
-      failed();
-    };
-    if (file.format == "csv") {
-      read_csv(lines, file);
-    } else {
-      read_lines(lines, file);
-      // Every line blank (any other line is a record, the mark, or an error).
-      if (file.records.empty() && file.incomplete.empty()) {
-        usage_error("{}: file is empty: {}", path, kAccepted);
-      }
-    }
-    return file;
-  }
   // Straight into one string (a stream's buffer and its copy would hold the file twice).
   std::string text;
   char block[1 << 16];
   while (in.read(block, sizeof block) || in.gcount() > 0) text.append(block, in.gcount());
-  failed();
+  if (in.bad()) usage_error("cannot read result file '{}': {}", path, std::strerror(errno));
   return parse_result_text(text, path);
 }
 
