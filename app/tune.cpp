@@ -161,11 +161,13 @@ void print_tune_text(const TuneText& text, const std::string& advice) {
 int tune(const RunRequest& rq, const TuneRequest& tq) {
   TunePlan tp = plan_tune(tq, rq.outputs);
   RunPlan plan = plan_run(rq, tp.grid ? "--env" : nullptr);
+  // Its tuning files belong to backends too: with -B given, checked now (plan_run checked the
+  // flags); without, where the ranks choose the backends (rank_run).
   for (const auto& [option, path] : tq.emit) {
     if (!path.empty()) plan.own_options.push_back(option);
   }
   if (!plan.backends.empty()) {
-    check_run_choices({plan.backends, plan.memory, plan.memory_given, plan.gpus, plan.own_options});
+    check_own_options({plan.backends, plan.memory, plan.memory_given, plan.gpus, plan.own_options});
   }
   tp.text = tune_text(plan, tq.side_by_side);
   plan.results_to_stdout = !tp.text.candidates;

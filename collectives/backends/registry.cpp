@@ -74,9 +74,8 @@ BackendChoice with_gpu(const BackendFacts& gpu, const DefaultFacts& f) {
     } else if (b.device.supported) {
       c.names.push_back(b.name);
       c.device_memory = true;
-      c.why +=
-          fmt::format(", and {} moves GPU memory itself ({}), so {} beside it on device memory",
-                      b.library_name, b.device.how, b.name);
+      c.why += fmt::format(", and {} moves GPU memory itself ({}), so {} beside it on device memory",
+                           b.library_name, b.device.how, b.name);
     } else if (!b.device.how.empty()) {
       c.why += fmt::format("; {} not beside it: {} is not CUDA-aware ({})", b.name, b.library_name,
                            b.device.how);
@@ -115,13 +114,8 @@ BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& o
   f.mpi_can_start = launch.kind != LaunchInfo::Kind::Local && launch.kind != LaunchInfo::Kind::Env;
   bool gpu_runs = false;
   for (const auto& e : backend_registry()) {
-    f.backends.push_back({e.name,
-                          e.gpu,
-                          e.library_name,
-                          why_unavailable(e, options),
-                          e.needs_mpi_launcher,
-                          static_cast<bool>(e.device_support),
-                          {}});
+    f.backends.push_back({e.name, e.gpu, e.library_name, why_unavailable(e, options),
+                          e.needs_mpi_launcher, static_cast<bool>(e.device_support), {}});
     gpu_runs = gpu_runs || (e.gpu && f.backends.back().unavailable.empty());
   }
   // Asked only on a GPU machine: the parent, before any rank exists, must not initialise MPI.
@@ -155,10 +149,6 @@ void check_backend_options(const BackendOptions& options) {
   }
 }
 
-namespace {
-
-// One rule for every option a backend declares (a flag, a tuning file): given for a run whose
-// backends do not include it, it could not take effect, so it is a usage error.
 void check_own_options(const RunChoices& choices) {
   for (const std::string& given : choices.own_options) {
     for (const auto& e : backend_registry()) {
@@ -174,8 +164,6 @@ void check_own_options(const RunChoices& choices) {
     }
   }
 }
-
-}  // namespace
 
 void check_run_choices(const RunChoices& choices) {
   check_own_options(choices);

@@ -67,6 +67,10 @@ std::string backend_names();  // "mpi, gloo, nccl" as built
 void check_backend_options(const BackendOptions& options);
 // Every backend's tuning_files, in registry order.
 const std::vector<TuningFile>& tuning_files();
+// One rule for every option a backend declares (a flag, a tuning file): given for a run whose
+// backends do not include it, it could not take effect, so it is a usage error.
+void check_own_options(const RunChoices& choices);
+// check_own_options, then every backend's check_choices.
 void check_run_choices(const RunChoices& choices);
 std::vector<std::string> backend_version_lines(const BackendOptions& options);
 
