@@ -518,9 +518,13 @@ ResultRecord record_from_fields(const std::vector<std::string>& f, std::string_v
   return r;
 }
 
-bool has_outliers(const ResultRecord& r) {
+bool shows_slow_calls(const ResultRecord& r) {
   if (r.p50_us <= 0) return false;
   return r.time_us > kOutlierMeanFactor * r.p50_us || r.p99_us > kOutlierTailFactor * r.p50_us;
+}
+
+bool has_outliers(const ResultRecord& r) {
+  return shows_slow_calls(r) && r.outlier_cause != kSteadyCause;
 }
 
 }  // namespace cb

@@ -113,8 +113,8 @@ struct ResultRecord {
   // rank: a library that maps its buffers afresh on every call shows here, and is then bound by
   // its allocator rather than by the memory system the roof describes. Empty where not measured.
   std::optional<double> fault_bytes;
-  // Why the case's slow iterations were slow, where commbench can tell: "page faults" when most
-  // of them ran in timed batches that took page faults; "" otherwise, and when it had no outliers.
+  // Why the case's slow iterations were slow, where commbench can tell (the k...Cause values
+  // below); "" otherwise, and where its figures show no slow calls.
   std::string outlier_cause;
   // alltoallv: its split ("uniform", "zipf:1.2", ...; "" for the other collectives), its
   // matrix's incast factor and send skew (the most a rank receives / sends over the mean), the
@@ -135,10 +135,14 @@ struct ResultRecord {
   std::vector<ResultRecord> repeats;
 };
 
-// A case whose samples show outliers: mean above kOutlierMeanFactor x p50, or p99 above
+// A case whose figures show slow calls: mean above kOutlierMeanFactor x p50, or p99 above
 // kOutlierTailFactor x p50 (the time of a few iterations dominated by something else).
 inline constexpr double kOutlierMeanFactor = 1.5;
 inline constexpr double kOutlierTailFactor = 10;
+bool shows_slow_calls(const ResultRecord& r);
+// A case with outliers: its figures show slow calls that are not the library's own rhythm
+// (outlier_cause kSteadyCause), which recurs through the whole measurement, so its mean holds it
+// as every launch would: the figure, not interference.
 bool has_outliers(const ResultRecord& r);
 // outlier_cause's values: slow iterations that ran in timed batches that took page faults; that
 // ran in batches where a rank's thread was switched out (another thread or process took its

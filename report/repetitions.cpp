@@ -53,7 +53,7 @@ ResultRecord summarize_repetitions(const std::vector<ResultRecord>& group) {
   for (const auto& r : group) ++causes[r.outlier_cause];
   s.outlier_cause.clear();
   for (const auto& [cause, n] : causes) {
-    if (has_outliers(s) && !cause.empty() && 2 * n > group.size()) s.outlier_cause = cause;
+    if (shows_slow_calls(s) && !cause.empty() && 2 * n > group.size()) s.outlier_cause = cause;
   }
   s.imbalance_tax = optional_median(group, [](const auto& r) { return r.imbalance_tax; });
   s.uniform_us = optional_median(group, [](const auto& r) { return r.uniform_us; });

@@ -29,6 +29,13 @@ void add_fault(TestFault& f, std::string_view text) {
       f.faults_calls = std::strtoull(rest.c_str() + third + 1, nullptr, 10);
     }
   }
+  if (auto second = rest.find(':'); kind == "stall" && second != std::string::npos) {
+    if (auto third = rest.find(':', second + 1); third != std::string::npos) {
+      f.stall_rank = rank;
+      f.stall_us = std::atoi(rest.c_str() + second + 1);
+      f.stall_every = std::strtoull(rest.c_str() + third + 1, nullptr, 10);
+    }
+  }
   if (auto second = rest.find(':'); kind == "die" && second != std::string::npos) {
     f.die_after_cases = std::strtoull(rest.c_str() + second + 1, nullptr, 10);
   }

@@ -8,7 +8,9 @@
 // rank's buffer holds at least MIN_BYTES, for tests of compare), or map, write and unmap BYTES
 // of fresh memory after every call it issues in the timed loop (faults:R:BYTES, as an allocator
 // that maps a library's temporary buffers afresh on each call), or after a case's first N calls
-// only, warm-up included (faults:R:BYTES:N, as a library that grows its pools at first), or make
+// only, warm-up included (faults:R:BYTES:N, as a library that grows its pools at first), or
+// sleep US microseconds after every EVERY-th call it issues, warm-up included (stall:R:US:EVERY,
+// as a library whose flow control stops back-to-back calls at a steady rhythm), or make
 // every rank sleep after each timed alltoallv call for what it received at US microseconds per
 // MiB (link:US, a receive link of fixed bandwidth: time then follows the busiest receiver, as on
 // a network), or read its clock US microseconds ahead (skew:R:US, negative behind: a host whose
@@ -36,6 +38,9 @@ struct TestFault {
   int faults_rank = -1;
   std::size_t faults_bytes = 0;
   std::uint64_t faults_calls = 0;  // faults:R:BYTES:N: a case's first N calls only; 0: every call
+  int stall_rank = -1;
+  int stall_us = 0;
+  std::uint64_t stall_every = 0;
   double link_us_per_mib = 0;      // every rank, alltoallv only
   int skew_rank = -1;
   double skew_us = 0;

@@ -46,7 +46,8 @@ std::string outlier_cause(const std::vector<double>& samples,
                      ? 1
                      : 0;
   }
-  const bool steady = per > 0 && static_cast<double>(with_slow) >= kSteadyShare * kSteadySegments;
+  const bool steady = per > 0 && slow >= kSteadyMinSlow &&
+                      static_cast<double>(with_slow) >= kSteadyShare * kSteadySegments;
   return 2 * (slow - faulted - preempted) > slow && steady ? kSteadyCause : "";
 }
 

@@ -23,14 +23,17 @@ struct BatchFaults {
 // the pages faulted in account for one slow iteration each, and the preemptions (the most of any
 // rank) for kSlowPerPreemption each of the rest. kPageFaultCause when faults account for more
 // than half of all slow iterations; kPreemptedCause when preemptions do; kSteadyCause when
-// neither accounts for most and slow iterations recur in at least kSteadyShare of
-// kSteadySegments equal stretches of the samples, in order; else "". Slow: above 10 x the median
-// where any are, else above 1.5 x it (the has_outliers factors).
+// neither accounts for most, there are at least kSteadyMinSlow slow iterations, and they recur in
+// at least kSteadyShare of kSteadySegments equal stretches of the samples, in order; else "".
+// Slow: above 10 x the median where any are, else above 1.5 x it (the has_outliers factors).
 std::string outlier_cause(const std::vector<double>& samples,
                           const std::vector<BatchFaults>& batches);
 
 inline constexpr std::size_t kSteadySegments = 8;
 inline constexpr double kSteadyShare = 0.75;
+// A library's rhythm stalls a share of its calls (Open MPI's rooted calls of 8-512 B: one in
+// 14-64, hundreds a case); a few stalls spread through a short case are the host's.
+inline constexpr std::size_t kSteadyMinSlow = 64;
 inline constexpr double kSlowPerPreemption = 4;
 inline constexpr double kPageBytes = 4096;
 

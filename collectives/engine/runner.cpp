@@ -133,6 +133,16 @@ std::uint64_t cases_begun = 0;
 // memory in a case's first N calls only.
 std::uint64_t case_calls = 0;
 
+// Calls this rank issued, for the test-only stall fault's rhythm (every EVERY-th call).
+std::uint64_t calls_issued = 0;
+
+// The test-only stall fault's sleep after this call: US on every EVERY-th call of rank R.
+int stall_fault_us(int rank) {
+  const TestFault& f = test_fault();
+  if (rank != f.stall_rank || f.stall_every == 0) return 0;
+  return ++calls_issued % f.stall_every == 0 ? f.stall_us : 0;
+}
+
 // Whether the test-only slow fault applies to this rank's call (all calls, or one collective's
 // from a size on).
 bool slowed(int rank, const CollectiveCall& call) {
@@ -186,7 +196,8 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
   const int slow_us = (slowed(comm.rank(), call) ? test_fault().slow_us : 0) + link_fault_us(call);
   const std::size_t map_bytes =
       comm.rank() == test_fault().faults_rank ? test_fault().faults_bytes : 0;
-  const bool faulty = slow_us || map_bytes;
+  const bool stalls = comm.rank() == test_fault().stall_rank;
+  const bool faulty = slow_us || map_bytes || stalls;
   // faults:R:BYTES:N maps memory in the first N calls of each case only.
   const std::uint64_t fault_calls = test_fault().faults_calls;
   std::unique_ptr<IterationTimer> own;
@@ -208,13 +219,13 @@ double Runner::run_batch(Communicator& comm, const CollectiveCall& call, std::ui
       if (enter) timer->enter();
       comm.issue(call);
       timer->mark();
-      if (faulty) after_call_fault(slow_us, map_bytes, fault_calls);
+      if (faulty) after_call_fault(slow_us + stall_fault_us(comm.rank()), map_bytes, fault_calls);
       watchdog_.progress(++progress_);
     }
   } else {
     for (std::uint64_t i = 0; i < n; ++i) {
       comm.issue(call);
-      if (faulty) after_call_fault(slow_us, map_bytes, fault_calls);
+      if (faulty) after_call_fault(slow_us + stall_fault_us(comm.rank()), map_bytes, fault_calls);
       watchdog_.progress(++progress_);
     }
   }
@@ -470,7 +481,7 @@ ResultRecord make_record(const Backend& backend, const Case& c, const Measuremen
   r.rank_time = m.rank_time;
   r.lateness = case_lateness(m.lateness);
   r.fault_bytes = m.fault_bytes;
-  if (has_outliers(r)) r.outlier_cause = m.outlier_cause;
+  if (shows_slow_calls(r)) r.outlier_cause = m.outlier_cause;
   return r;
 }
 

@@ -237,19 +237,30 @@ class TableWriter : public Writer {
     }
   }
 
-  // One line for the cases with outliers, their causes as outlier_cause names them.
+  // One line for the cases with outliers, their causes as outlier_cause names them; one note for
+  // the cases whose slow calls are the library's rhythm, which are not outliers.
   void print_outlier_warning() {
-    std::size_t n = 0, faulted = 0, preempted = 0, steady = 0;
+    std::size_t n = 0, faulted = 0, preempted = 0, rhythm = 0;
     double most_faults = 0;
     for (const auto& r : records_) {
+      if (shows_slow_calls(r) && r.outlier_cause == kSteadyCause) ++rhythm;
       if (!has_outliers(r)) continue;
       ++n;
       faulted += r.outlier_cause == kPageFaultCause ? 1 : 0;
       preempted += r.outlier_cause == kPreemptedCause ? 1 : 0;
-      steady += r.outlier_cause == kSteadyCause ? 1 : 0;
       if (r.outlier_cause == kPageFaultCause) {
         most_faults = std::max(most_faults, r.fault_bytes.value_or(0));
       }
+    }
+    const std::string cases =
+        fmt::format("{} case{}", records_.size(), records_.size() == 1 ? "" : "s");
+    if (rhythm > 0) {
+      out_ << fmt::format(
+          "#\n# note: {} of {} had slow calls in every timed batch, with neither page faults nor "
+          "preemption (outlier_cause \"{}\": the library's own rhythm, e.g. flow control of "
+          "back-to-back calls; time_us, the mean, includes it as every launch would, so they are "
+          "not counted as outliers)\n",
+          rhythm, cases, kSteadyCause);
     }
     if (n == 0) return;
     std::vector<std::string> why;
@@ -264,17 +275,12 @@ class TableWriter : public Writer {
          "in timed batches where a rank was preempted (another process or thread took its core, "
          "a library's own progress thread included: the machine was busy or ranks share cores; "
          "give each rank a core of its own, or quiet the machine)");
-    part(steady,
-         "in every timed batch, with neither (the library's own rhythm, e.g. flow control of "
-         "back-to-back calls: time_us, the mean, is the figure)");
-    part(n - faulted - preempted - steady,
+    part(n - faulted - preempted,
          "with no cause seen in the process (the host: interrupts, ranks moving between cores; "
          "pin ranks, raise --min-time, or quiet the machine)");
     out_ << fmt::format(
-        "#\n# warning: {} of {} case{} had outliers (mean > {:g} x p50 or p99 > {:g} x p50): "
-        "{}\n",
-        n, records_.size(), records_.size() == 1 ? "" : "s", kOutlierMeanFactor, kOutlierTailFactor,
-        fmt::join(why, "; "));
+        "#\n# warning: {} of {} had outliers (mean > {:g} x p50 or p99 > {:g} x p50): {}\n", n,
+        cases, kOutlierMeanFactor, kOutlierTailFactor, fmt::join(why, "; "));
   }
 
   std::ostream& out_;

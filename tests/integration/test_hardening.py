@@ -608,7 +608,8 @@ def test_default_backends_are_every_cpu_backend_and_the_header_says_why():
 
 
 def test_every_record_says_whether_it_had_outliers():
-    # CSV column and JSON key `outliers`, by the rule in docs/output.md, from the record's own figures.
+    # CSV column and JSON key `outliers`, by the rule in docs/output.md: from the record's own
+    # figures, unless its slow calls are the library's rhythm (outlier_cause "in every batch").
     out = os.path.join(tempdir(), "r.json")
     p = run(["run", "-B", "gloo", "-c", "allreduce,broadcast", "-b", "1K", "-e", "64K",
              "--min-time", "0.002", "--format", "csv", "--output", out], check=0)
@@ -618,7 +619,8 @@ def test_every_record_says_whether_it_had_outliers():
 
     def rule(r):
         p50 = float(r["p50_us"])
-        return float(r["time_us"]) > 1.5 * p50 or float(r["p99_us"]) > 10 * p50
+        slow = float(r["time_us"]) > 1.5 * p50 or float(r["p99_us"]) > 10 * p50
+        return slow and r["outlier_cause"] != "in every batch"
 
     for row, doc in zip(rows, docs):
         assert row["outliers"] == ("true" if rule(row) else "false"), row

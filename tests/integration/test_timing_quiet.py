@@ -158,6 +158,28 @@ def test_slow_iterations_of_ranks_sharing_their_cores_with_a_hog_are_put_down_to
     assert row["outlier_cause"] == "preempted", row
 
 
+def test_a_library_rhythm_of_slow_calls_is_its_figure_not_outliers():
+    # Rank 1 sleeps 300 us after every 16th call it issues, as a library whose flow control
+    # stops back-to-back calls at a steady rhythm: the slow calls recur through every timed
+    # batch with no page fault or preemption to account for them, so outlier_cause names the
+    # rhythm, the case is not counted in `outliers`, and the table notes it instead of warning.
+    # (Where other work preempts the ranks, the same calls read `preempted`: up to three tries.)
+    for _ in range(3):
+        out = os.path.join(tempdir(), "rhythm.csv")
+        p = run(["run", "-B", "mpi", "-c", "allreduce", "-b", "8", "-e", "8", "--min-time",
+                 "0.2", "--no-check", "--progress", "never", "--output", out], np=2,
+                env={"COMMBENCH_TEST_FAULT": "stall:1:300:16"}, check=0, timeout=120)
+        assert p.returncode == 0, p.stderr
+        row = parse_csv(open(out).read())[0]
+        if row["outlier_cause"] == "in every batch":
+            break
+    assert row["outlier_cause"] == "in every batch", row
+    assert float(row["p99_us"]) > 10 * float(row["p50_us"]), row  # its figures show them
+    assert row["outliers"] == "false", row
+    assert "# note: 1 of 1 case had slow calls in every timed batch" in p.stdout, p.stdout
+    assert "# warning:" not in p.stdout, p.stdout
+
+
 def test_warm_up_stops_for_a_library_that_faults_on_every_call():
     # Faults on every call at a steady rate are the library's way: the warm-up recognises them
     # and stops, and the case is measured as the library behaves, its faults in fault_bytes.
@@ -172,4 +194,5 @@ if __name__ == "__main__":
           test_fast_cases_take_time_us_from_batches_without_a_clock_read,
           test_warm_up_absorbs_the_page_faults_of_a_case_first_calls,
           test_slow_iterations_of_ranks_sharing_their_cores_with_a_hog_are_put_down_to_preemption,
+          test_a_library_rhythm_of_slow_calls_is_its_figure_not_outliers,
           test_warm_up_stops_for_a_library_that_faults_on_every_call])

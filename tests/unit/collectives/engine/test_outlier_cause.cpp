@@ -55,14 +55,14 @@ TEST(OutlierCause, SlowIterationsInAPreemptedBatchArePreemption) {
 }
 
 TEST(OutlierCause, APreemptionAccountsForAFewSlowIterationsNotForThousands) {
-  // 40 slow calls, 10 in each of four batches, and one preemption in each: four preemptions
-  // account for at most 16 of them, so the rest recur in every batch without a cause outside.
-  std::vector<double> s(400, 1.0);
-  for (std::size_t i = 0; i < 400; i += 10) s[i] = 50.0;
+  // 80 slow calls, 20 in each of four batches, and two preemptions in each: eight preemptions
+  // account for at most 32 of them, so the rest recur in every batch without a cause outside.
+  std::vector<double> s(800, 1.0);
+  for (std::size_t i = 0; i < 800; i += 10) s[i] = 50.0;
   std::vector<BatchFaults> b = {
-      {0, 100, 0, 1}, {100, 200, 0, 1}, {200, 300, 0, 1}, {300, 400, 0, 1}};
+      {0, 200, 0, 2}, {200, 400, 0, 2}, {400, 600, 0, 2}, {600, 800, 0, 2}};
   EXPECT_EQ(outlier_cause(s, b), kSteadyCause);
-  for (auto& batch : b) batch.preemptions = 3;  // 12 a batch: 48 > 40, every slow call
+  for (auto& batch : b) batch.preemptions = 6;  // 24 a batch: 96 > 80, every slow call
   EXPECT_EQ(outlier_cause(s, b), kPreemptedCause);
 }
 
@@ -70,35 +70,48 @@ TEST(OutlierCause, PageFaultsComeFirstWhereABatchWasBothFaultedAndPreempted) {
   EXPECT_EQ(outlier_cause(samples_with({2}), {{0, 10, 4096, 3}, {10, 20, 0, 0}}), kPageFaultCause);
 }
 
-// 80 samples of 1 us in two quiet batches of 40 (eight stretches of 10).
+// 800 samples of 1 us in two quiet batches of 400 (eight stretches of 100).
 std::vector<BatchFaults> two_quiet_batches() {
-  return {{0, 40}, {40, 80}};
+  return {{0, 400}, {400, 800}};
+}
+
+// One slow call in every `every` samples of the stretches `stretches` (of eight, of 100 each).
+std::vector<double> rhythm(std::size_t every, std::initializer_list<std::size_t> stretches) {
+  std::vector<double> s(800, 1.0);
+  for (std::size_t k : stretches) {
+    for (std::size_t i = 100 * k + 5; i < 100 * (k + 1); i += every) s[i] = 50.0;
+  }
+  return s;
 }
 
 TEST(OutlierCause, SlowCallsThroughTheWholeQuietMeasurementAreTheLibrarysRhythm) {
-  std::vector<double> s(80, 1.0);
-  for (std::size_t i = 5; i < 80; i += 10) s[i] = 50.0;  // one in each stretch
-  EXPECT_EQ(outlier_cause(s, two_quiet_batches()), kSteadyCause);
-  s[75] = s[65] = 1.0;  // six stretches of eight: still 3/4 of them
-  EXPECT_EQ(outlier_cause(s, two_quiet_batches()), kSteadyCause);
-  s[55] = 1.0;  // five of eight: not
-  EXPECT_EQ(outlier_cause(s, two_quiet_batches()), "");
+  const auto b = two_quiet_batches();
+  EXPECT_EQ(outlier_cause(rhythm(10, {0, 1, 2, 3, 4, 5, 6, 7}), b), kSteadyCause);  // 80
+  EXPECT_EQ(outlier_cause(rhythm(8, {0, 1, 2, 4, 6, 7}), b), kSteadyCause);  // six of eight: 3/4
+  EXPECT_EQ(outlier_cause(rhythm(4, {0, 1, 2, 4, 7}), b), "");               // five of eight: not
+}
+
+TEST(OutlierCause, AFewSlowCallsSpreadThroughACaseAreNotARhythm) {
+  const auto b = two_quiet_batches();
+  // Eight stalls, one in each stretch (the host's, a few a second): too few for a rhythm.
+  EXPECT_EQ(outlier_cause(rhythm(100, {0, 1, 2, 3, 4, 5, 6, 7}), b), "");
+  EXPECT_EQ(outlier_cause(rhythm(14, {0, 1, 2, 3, 4, 5, 6, 7}), b), "");            // 56 of them
+  EXPECT_EQ(outlier_cause(rhythm(13, {0, 1, 2, 3, 4, 5, 6, 7}), b), kSteadyCause);  // 64
 }
 
 TEST(OutlierCause, ABurstOfSlowCallsHasNoCauseSeen) {
-  std::vector<double> s(80, 1.0);
-  for (std::size_t i = 30; i < 50; ++i) s[i] = 50.0;  // the host busy for a while
+  std::vector<double> s(800, 1.0);
+  for (std::size_t i = 300; i < 500; ++i) s[i] = 50.0;  // the host busy for a while
   EXPECT_EQ(outlier_cause(s, two_quiet_batches()), "");
   // Too few samples to cut into stretches.
   EXPECT_EQ(outlier_cause({1.0, 50.0, 1.0}, {{0, 3}}), "");
 }
 
 TEST(OutlierCause, ARhythmNeedsMostSlowCallsUnaccountedForByPreemption) {
-  std::vector<double> s(80, 1.0);
-  for (std::size_t i = 5; i < 80; i += 10) s[i] = 50.0;  // 4 slow calls in each batch
+  const std::vector<double> s = rhythm(10, {0, 1, 2, 3, 4, 5, 6, 7});  // 40 in each batch
   std::vector<BatchFaults> b = two_quiet_batches();
-  b[0].preemptions = 1;
-  b[1].preemptions = 1;  // accounting for all 8: preemption, not a rhythm
+  b[0].preemptions = 10;
+  b[1].preemptions = 10;  // accounting for all 80: preemption, not a rhythm
   EXPECT_EQ(outlier_cause(s, b), kPreemptedCause);
 }
 
