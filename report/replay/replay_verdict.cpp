@@ -26,7 +26,10 @@ ReplayRecord summarize_launches(const std::vector<ReplayRecord>& launches) {
   s.compute_us = median([](const ReplayRecord& r) { return r.compute_us; });
   s.comm_us = median([](const ReplayRecord& r) { return r.comm_us; });
   s.exposed_us = median([](const ReplayRecord& r) { return r.exposed_us; });
-  s.overlap = s.comm_us > 0 ? std::optional<double>(1 - s.exposed_us / s.comm_us) : std::nullopt;
+  // Without compute every launch's overlap is empty (nothing to hide behind), and so is theirs.
+  s.overlap = s.comm_us > 0 && launches.front().overlap
+                  ? std::optional<double>(1 - s.exposed_us / s.comm_us)
+                  : std::nullopt;
   s.steps = 0;
   for (const auto& l : launches) s.steps += l.steps;
   s.wrong.reset();

@@ -62,6 +62,20 @@ def test_without_compute_all_communication_is_exposed():
         assert r["overlap"] is None, (backend, r)  # nothing to hide behind
 
 
+def test_without_compute_a_summary_over_launches_has_no_overlap_either():
+    # Two launches: the summary's figures are medians over them, and with nothing to hide behind
+    # it has no overlap to report, as each launch has none, in the JSON and in the answer line.
+    args = ["replay", "-N", "2", "-B", "mpi", "-w", "1", "--model", eight_layers(),
+            "--bucket-cap-mb", "4", "-n", "3", "--rounds", "2"]
+    r = by_backend(json.loads(run(args + ["--format", "json"], check=0, timeout=300).stdout))["mpi"]
+    assert len(r["launches"]) == 2, r
+    assert [launch["overlap"] for launch in r["launches"]] == [None, None], r
+    assert r["compute_us"] == 0 and r["overlap"] is None, r
+    table = run(args, check=0, timeout=300).stdout
+    assert "with no compute to hide behind" in table, table
+    assert "(overlap" not in table, table
+
+
 def test_behind_a_long_backward_little_communication_is_exposed():
     _, bare = replay(["--model", eight_layers(), "--bucket-cap-mb", "4", "-n", "5"])
     # Each layer's backward 4 times what a bucket's allreduce took here without compute (the
@@ -164,6 +178,7 @@ def test_bad_input_is_refused_before_anything_runs():
 
 if __name__ == "__main__":
     main([test_without_compute_all_communication_is_exposed,
+          test_without_compute_a_summary_over_launches_has_no_overlap_either,
           test_behind_a_long_backward_little_communication_is_exposed,
           test_a_larger_bucket_cap_makes_the_buckets_ddp_would,
           test_fsdp_gathers_and_reduce_scatters_each_unit,

@@ -135,6 +135,22 @@ TEST(ReplayVerdict, SummaryTakesMediansOverLaunchesAndKeepsThem) {
   EXPECT_FALSE(s.repeat.has_value());
   EXPECT_EQ(s.steps, 30);
   EXPECT_DOUBLE_EQ(s.ops[0].time_us, 199000);
+  EXPECT_DOUBLE_EQ(*s.overlap, 1 - 100000.0 / 60000);
+}
+
+TEST(ReplayVerdict, WithoutComputeTheSummaryHasNoOverlapEither) {
+  // Each launch's step is all host overhead and communication, nothing to hide behind: its
+  // overlap is empty, and the median over launches must not make a large negative share of it.
+  auto no_compute = launches(25, {200000, 210000, 205000});
+  for (auto& l : no_compute) {
+    l.compute_us = 0;
+    l.exposed_us = l.step_us;
+    l.overlap.reset();
+  }
+  const auto s = summarize_launches(no_compute);
+  EXPECT_DOUBLE_EQ(s.exposed_us, 205000);
+  EXPECT_FALSE(s.overlap.has_value());
+  EXPECT_EQ(replay_answer(s).find("overlap"), std::string::npos) << replay_answer(s);
 }
 
 }  // namespace
