@@ -29,7 +29,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tune_false_advice import Hog, default_commbench, uptime  # noqa: E402
+from tune_false_advice import Hog, default_commbench, print_rates, uptime  # noqa: E402
 
 MIB_FLOATS = (1 << 20) // 4
 
@@ -126,9 +126,7 @@ def main():
                                     gain, "25,2", ["--backward-ms", str(args.backward_ms)],
                                     lambda v: advised(v) and v["chosen_cap_mb"] == 2, False)))
     print(uptime())
-    for name, hits, runs in results:
-        rate = f"{100.0 * hits / runs:.0f} %" if runs else "-"
-        print(f"{name}: {hits} of {runs} runs ({rate})")
+    print_rates(results)
     return 0
 
 

@@ -77,6 +77,13 @@ class Hog:
         self.end()
 
 
+def print_rates(results):
+    """One line per (name, hits, runs): the hits and their share of the runs."""
+    for name, hits, runs in results:
+        rate = f"{100.0 * hits / runs:.0f} %" if runs else "-"
+        print(f"{name}: {hits} of {runs} runs ({rate})")
+
+
 def one_run(args, grid, env_extra):
     with tempfile.TemporaryDirectory(prefix="tune-false-advice-") as d:
         emit = os.path.join(d, "best.env")
@@ -154,9 +161,7 @@ def main():
                                 lambda s: any(x.startswith("OMPI_MCA_btl=") and "^tcp" in x
                                               for x in s), False)))
     print(uptime())
-    for name, hits, runs in results:
-        rate = f"{100.0 * hits / runs:.0f} %" if runs else "-"
-        print(f"{name}: {hits} of {runs} runs ({rate})")
+    print_rates(results)
     return 0
 
 
