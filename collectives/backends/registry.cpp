@@ -74,8 +74,9 @@ BackendChoice with_gpu(const BackendFacts& gpu, const DefaultFacts& f) {
     } else if (b.device.supported) {
       c.names.push_back(b.name);
       c.device_memory = true;
-      c.why += fmt::format(", and {} moves GPU memory itself ({}), so {} beside it on device memory",
-                           b.library_name, b.device.how, b.name);
+      c.why +=
+          fmt::format(", and {} moves GPU memory itself ({}), so {} beside it on device memory",
+                      b.library_name, b.device.how, b.name);
     } else if (!b.device.how.empty()) {
       c.why += fmt::format("; {} not beside it: {} is not CUDA-aware ({})", b.name, b.library_name,
                            b.device.how);
@@ -114,8 +115,13 @@ BackendChoice default_backends(const LaunchInfo& launch, const BackendOptions& o
   f.mpi_can_start = launch.kind != LaunchInfo::Kind::Local && launch.kind != LaunchInfo::Kind::Env;
   bool gpu_runs = false;
   for (const auto& e : backend_registry()) {
-    f.backends.push_back({e.name, e.gpu, e.library_name, why_unavailable(e, options),
-                          e.needs_mpi_launcher, static_cast<bool>(e.device_support), {}});
+    f.backends.push_back({e.name,
+                          e.gpu,
+                          e.library_name,
+                          why_unavailable(e, options),
+                          e.needs_mpi_launcher,
+                          static_cast<bool>(e.device_support),
+                          {}});
     gpu_runs = gpu_runs || (e.gpu && f.backends.back().unavailable.empty());
   }
   // Asked only on a GPU machine: the parent, before any rank exists, must not initialise MPI.
