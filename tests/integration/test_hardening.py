@@ -59,6 +59,13 @@ def files_open_in(root, directory):
     return held
 
 
+def rank_holding_outputs(root, directory):
+    """The process under `root` (a rank, not `root` itself) that holds files open in `directory`,
+    or None: `root` opens an unnamed file there too, briefly, when it checks up front that the
+    outputs can be written, before it has started any rank or taken over the stop signals."""
+    return next((pid for pid in descendants(root) if files_open_in(pid, directory)), None)
+
+
 def is_root():
     return os.geteuid() == 0
 
@@ -242,9 +249,9 @@ def interrupt_a_hanging_run(backend_args, signals):
                                 output_args(outputs_in(d)),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         deadline = time.time() + 60
-        while not files_open_in(proc.pid, d) and time.time() < deadline:  # rank 0 opened them
+        while not rank_holding_outputs(proc.pid, d) and time.time() < deadline:
             time.sleep(0.05)
-        assert files_open_in(proc.pid, d), "rank 0 never opened its outputs"
+        assert rank_holding_outputs(proc.pid, d), "rank 0 never opened its outputs"
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 1, (proc.returncode, err)
@@ -319,14 +326,10 @@ def test_sigkill_leaves_no_temporary_file_beside_the_outputs():
         return [n for n in os.listdir(tmp) if n.startswith("commbench-")]
 
     def rank_0(proc):  # the rank that holds the outputs open
-        return next(pid for pid in descendants(proc.pid) if files_open_in(pid, d)
-                    and pid != proc.pid)
+        return rank_holding_outputs(proc.pid, d)
 
     def rank_0_writing(proc):
-        try:
-            return rank_0(proc) > 0
-        except StopIteration:
-            return False
+        return rank_0(proc) is not None
 
     def parent(proc):
         return proc.pid
@@ -545,7 +548,7 @@ def test_ranks_are_named_commbench_in_ps():
                              "--output", os.path.join(d, "r.csv")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.time() + 60
-    while not files_open_in(proc.pid, d) and time.time() < deadline:
+    while not rank_holding_outputs(proc.pid, d) and time.time() < deadline:
         time.sleep(0.05)
     children = subprocess.run(["ps", "-o", "comm=", "--ppid", str(proc.pid)],
                               capture_output=True, text=True).stdout.split()
